@@ -1,0 +1,2 @@
+// Placeholder entry point until the toolkit lands.
+int main() { return 0; }

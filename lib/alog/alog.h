@@ -1,0 +1,9 @@
+// Everything public, in one include.
+#pragma once
+
+#include "alog/crc32c.h"
+#include "alog/format.h"
+#include "alog/fs.h"
+#include "alog/log.h"
+#include "alog/scanner.h"
+#include "alog/status.h"

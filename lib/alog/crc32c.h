@@ -1,0 +1,30 @@
+// CRC32C (Castagnoli): reflected polynomial 0x82F63B78, init and final XOR
+// 0xFFFFFFFF. crc32c("123456789") == 0xE3069283, crc32c("") == 0.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace alog {
+
+// CRC32C of n bytes.
+uint32_t crc32c(const void* data, size_t n);
+// Extends a CRC: crc32c_extend(crc32c(a), b) == crc32c(a || b).
+uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
+
+// The implementations behind crc32c_extend, each usable on its own so tests
+// and benchmarks can compare them. Each takes and returns a finished CRC
+// (same contract as crc32c_extend). The dispatcher uses the SSE4.2 loop for
+// short buffers, where its latency wins, and ISA-L above kCrcIsalThreshold.
+namespace crc {
+inline constexpr size_t kIsalThreshold = 512;
+uint32_t portable(uint32_t crc, const void* data, size_t n);  // slicing-by-8 tables
+bool have_sse42();
+uint32_t sse42(uint32_t crc, const void* data, size_t n);  // requires have_sse42()
+bool have_isal();
+uint32_t isal(uint32_t crc, const void* data, size_t n);  // requires have_isal()
+// Name of what crc32c_extend uses for an n-byte buffer: "isal", "sse42" or "portable".
+const char* dispatch_name(size_t n);
+}  // namespace crc
+
+}  // namespace alog

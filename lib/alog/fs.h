@@ -1,0 +1,83 @@
+// The file-system seam: every byte the library reads or writes goes through
+// Fs and File, so tests can inject faults and simulate power loss.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alog/status.h"
+
+namespace alog {
+
+// One open file. pread/pwritev are positional and safe to call from several
+// threads at once; the other calls need external serialization.
+class File {
+ public:
+  virtual ~File() = default;
+  // Reads up to n bytes at off; returns how many were read (less only at end of file).
+  virtual Result<size_t> pread(void* buf, size_t n, uint64_t off) = 0;
+  // Writes every byte of the buffers at off, or fails. A short write is an error
+  // (the bytes that did reach the file are unspecified).
+  virtual Status pwritev(const struct iovec* iov, int iovcnt, uint64_t off) = 0;
+  Status pwrite(const void* buf, size_t n, uint64_t off) {
+    struct iovec v{const_cast<void*>(buf), n};
+    return pwritev(&v, 1, off);
+  }
+  virtual Status truncate(uint64_t size) = 0;
+  // fdatasync(2) on Linux. (macOS would need fcntl(F_FULLFSYNC) to reach the medium.)
+  virtual Status datasync() = 0;
+  virtual Result<uint64_t> size() = 0;
+  virtual const std::string& path() const = 0;
+};
+
+// A held lock; dropping it releases the lock.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+struct FileStat {
+  bool exists = false;
+  bool is_dir = false;
+  bool is_regular = false;
+  uint64_t size = 0;
+};
+
+enum class OpenMode : uint8_t {
+  read,          // O_RDONLY
+  read_write,    // O_RDWR; the file must exist
+  create_excl,   // O_RDWR|O_CREAT|O_EXCL; fails if it exists
+  create_trunc,  // O_RDWR|O_CREAT|O_TRUNC
+};
+
+class Fs {
+ public:
+  virtual ~Fs() = default;
+  virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) = 0;
+  virtual Status rename(const std::string& from, const std::string& to) = 0;
+  virtual Status unlink(const std::string& path) = 0;
+  // Creates one directory; an existing directory is not an error.
+  virtual Status mkdir(const std::string& path) = 0;
+  // Names in a directory, without "." and "..", in no particular order.
+  virtual Result<std::vector<std::string>> list(const std::string& dir) = 0;
+  // fsync(2) of a directory, making creates, renames and unlinks in it durable.
+  virtual Status sync_dir(const std::string& dir) = 0;
+  // Takes an exclusive, non-blocking lock on `path` (created if missing);
+  // Errc::locked when another holder has it, in this process or another.
+  virtual Result<std::unique_ptr<FileLock>> lock(const std::string& path) = 0;
+  // Whether a lock on `path` is held by someone, without taking it (never creates the file).
+  virtual bool is_locked(const std::string& path) = 0;
+  virtual Result<FileStat> stat(const std::string& path) = 0;
+};
+
+// The real file system (POSIX calls; flock for locks). Thread-safe.
+Fs& posix_fs();
+
+// "dir/name".
+std::string path_join(const std::string& dir, const std::string& name);
+
+}  // namespace alog

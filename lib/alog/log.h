@@ -1,0 +1,147 @@
+// The log: a directory of segment files holding records with uint64
+// sequence numbers. Log::open for writing (one writer, with recovery),
+// Log::open_read for reading (never writes, never locks).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "alog/fs.h"
+#include "alog/status.h"
+
+namespace alog {
+
+inline constexpr uint64_t kKiB = 1024, kMiB = 1024 * kKiB, kGiB = 1024 * kMiB;
+
+struct Options {
+  uint64_t start_sequence = 0;           // sequence of the first record of a new log
+  uint64_t max_segment_size = 128 * kMiB;  // a segment's size (end of its EOF) is at most this
+  uint64_t max_disk_size = 10 * kGiB;    // sum of segment file lengths; 0: no limit
+  uint32_t max_segments = 0;             // 0: no limit; 1: one segment; >1: recycle the oldest
+  uint64_t max_payload_size = 16 * kMiB;  // larger records are refused (payload_too_large)
+  uint32_t checkpoint_stride = 64;       // 1..65535
+  bool sync_on_append = false;           // sync every batch before append returns
+  Fs* fs = nullptr;                      // nullptr: posix_fs()
+  // Milliseconds since the Unix epoch for segment `created at`; nullptr: the system clock.
+  std::function<uint64_t()> clock_ms;
+};
+
+// What Log::segments() reports per segment, in log order.
+struct SegmentInfo {
+  std::string file;          // file name, e.g. "00000000000000000000.seg"
+  uint64_t start_sequence;   // from the header
+  uint64_t first_sequence;   // first live record (winning slot)
+  uint64_t next_sequence;    // one past the last record
+  uint64_t read_offset;      // position of the first live frame
+  uint64_t size;             // end of the EOF frame
+  uint64_t file_length;      // may exceed size for a recycled file
+  uint64_t synced_offset;
+  uint16_t generation;
+  uint64_t created_at_ms;
+  bool active;
+};
+
+// A record read back.
+struct Record {
+  uint64_t sequence = 0;
+  std::string payload;
+};
+
+class Scanner;
+class LogImpl;
+
+class Log {
+ public:
+  // Opens (creating if needed) a log for writing: takes the LOCK flock, removes
+  // *.seg.tmp and *.seg.del, renames misnamed segments and recovers the active
+  // segment's unsynced tail (a torn tail is cut at its batch boundary, the cut
+  // bytes saved in lost+found/). Errors: invalid_argument, locked, corrupt
+  // (damage in synced data or headers: nothing is cut), not_a_log, io.
+  static Result<std::unique_ptr<Log>> open(const std::string& dir, const Options& options = {});
+  // Opens an existing log for reading: changes nothing, takes no lock, treats
+  // a torn tail as the end. Only `fs` of the options is used.
+  static Result<std::unique_ptr<Log>> open_read(const std::string& dir,
+                                                const Options& options = {});
+  // Closes (see close()); errors are dropped.
+  ~Log();
+  Log(const Log&) = delete;
+  Log& operator=(const Log&) = delete;
+
+  // Syncs, records the synced offset, syncs again and releases the lock.
+  // Idempotent. Scanners stay usable until destroyed.
+  Status close();
+
+  // Appends one batch (all or nothing after a crash); returns the last
+  // sequence of the batch. No payloads: writes nothing and returns
+  // next_sequence() - 1 (or an out_of_bounds error when the log is empty).
+  // Errors: payload_too_large, batch_too_large (joined with segment_full when
+  // it cannot fit an empty segment), segment_full, disk_full, log_failed, io.
+  Result<uint64_t> append(std::span<const std::string_view> payloads);
+  Result<uint64_t> append(std::initializer_list<std::string_view> payloads) {
+    return append(std::span<const std::string_view>(payloads.begin(), payloads.size()));
+  }
+  Result<uint64_t> append_one(std::string_view payload) { return append({payload}); }
+  // One record made of several parts, as one batch.
+  Result<uint64_t> append_multipart(std::span<const std::string_view> parts);
+  // Several multipart records as one batch.
+  Result<uint64_t> append_multipart_batch(
+      std::span<const std::span<const std::string_view>> records);
+
+  // Makes everything appended so far durable.
+  Status sync();
+
+  // Removes all records below seq (whole segments, then a slot moves the read
+  // offset). seq <= first: nothing; seq == next_sequence(): empties the log;
+  // beyond: out_of_bounds.
+  Status truncate_before(uint64_t seq);
+  // Removes all records after seq; seq must be a retained record (out_of_bounds otherwise).
+  Status truncate_after(uint64_t seq);
+
+  // First live sequence (== next_sequence() when the log is empty).
+  uint64_t first_sequence() const;
+  // Last sequence, or nullopt when empty.
+  std::optional<uint64_t> last_sequence() const;
+  uint64_t next_sequence() const;
+  uint64_t count() const { return next_sequence() - first_sequence(); }
+  bool empty() const { return count() == 0; }
+  // Sum of the segment files' lengths.
+  uint64_t disk_size() const;
+  std::vector<SegmentInfo> segments() const;
+  const std::string& dir() const;
+  bool read_only() const;
+  // True after a failure that needs a reopen (appends return log_failed).
+  bool failed() const;
+  const Options& options() const;
+
+  // Reads one record (CRC-checked). not_found outside [first, next).
+  Result<Record> read(uint64_t seq) const;
+  // A scanner over [from, to] (to inclusive; nullopt: to the end as of each
+  // call to next()). `from` below the first record starts at the first.
+  Result<std::unique_ptr<Scanner>> scan(uint64_t from,
+                                        std::optional<uint64_t> to = std::nullopt) const;
+
+  // For read-only logs: picks up records, segments and truncations that
+  // another process made since open. Cheap when nothing changed.
+  Status refresh();
+
+  LogImpl& impl() { return *impl_; }
+  const LogImpl& impl() const { return *impl_; }
+
+ private:
+  explicit Log(std::unique_ptr<LogImpl> impl);
+  std::unique_ptr<LogImpl> impl_;
+};
+
+// Calls fn(seq, payload) for each record in [from, to] (to == 0: to the end);
+// stops at the first error from fn or from reading.
+Status range_from(const Log& log, uint64_t from, uint64_t to,
+                  const std::function<Status(uint64_t, std::string_view)>& fn);
+
+}  // namespace alog

@@ -1,0 +1,44 @@
+// Sequential reading of a log: Scanner over [from, to].
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "alog/status.h"
+
+namespace alog {
+
+class ScannerImpl;
+
+// Reads records in order, CRC-checking each payload. A scanner keeps the
+// segment it is reading open, so a segment removed by truncate_before stays
+// readable until the scanner moves on. A recycled segment, or a
+// truncate_after cut behind the scanner's position, stops it with
+// segment_reaped. Not thread-safe itself; many scanners may run in threads
+// other than the writer's.
+class Scanner {
+ public:
+  explicit Scanner(std::unique_ptr<ScannerImpl> impl);
+  ~Scanner();
+  // Advances to the next record: true with sequence()/payload() set, false at
+  // the end (past `to`, or the end of the log as it is now: call again later
+  // to see records appended since). Errors: corrupt (file, offset, sequence),
+  // segment_reaped, io.
+  Result<bool> next();
+  uint64_t sequence() const;
+  // Valid until the next call to next().
+  std::string_view payload() const;
+  // The file and byte offset of the current record's frame.
+  const std::string& file() const;
+  uint64_t offset() const;
+  // The sequence next() will try to read.
+  uint64_t position() const;
+
+ private:
+  std::unique_ptr<ScannerImpl> impl_;
+};
+
+}  // namespace alog

@@ -1,0 +1,67 @@
+// CRC32C check values on every implementation compiled in.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "alog/crc32c.h"
+
+namespace {
+
+struct Impl {
+  const char* name;
+  bool available;
+  uint32_t (*fn)(uint32_t, const void*, size_t);
+};
+
+std::vector<Impl> impls() {
+  return {{"portable", true, alog::crc::portable},
+          {"sse42", alog::crc::have_sse42(), alog::crc::sse42},
+          {"isal", alog::crc::have_isal(), alog::crc::isal},
+          {"dispatch", true, alog::crc32c_extend}};
+}
+
+}  // namespace
+
+TEST_CASE("every crc32c implementation gives the check value of 123456789") {
+  for (const auto& i : impls()) {
+    if (!i.available) continue;
+    CAPTURE(i.name);
+    CHECK(i.fn(0, "123456789", 9) == 0xE3069283u);
+    CHECK(i.fn(0, "", 0) == 0u);
+  }
+}
+
+TEST_CASE("every crc32c implementation matches the RFC 3720 test vectors") {
+  std::vector<uint8_t> zeros(32, 0), ones(32, 0xFF), inc(32), dec(32);
+  for (int k = 0; k < 32; k++) {
+    inc[k] = uint8_t(k);
+    dec[k] = uint8_t(31 - k);
+  }
+  for (const auto& i : impls()) {
+    if (!i.available) continue;
+    CAPTURE(i.name);
+    CHECK(i.fn(0, zeros.data(), 32) == 0x8A9136AAu);
+    CHECK(i.fn(0, ones.data(), 32) == 0x62A8AB43u);
+    CHECK(i.fn(0, inc.data(), 32) == 0x46DD794Eu);
+    CHECK(i.fn(0, dec.data(), 32) == 0x113FDB5Cu);
+  }
+}
+
+TEST_CASE("extending a crc equals the crc of the concatenation for every split and size") {
+  std::string data;
+  for (int k = 0; k < 3000; k++) data.push_back(char(k * 131 + 7));
+  for (const auto& i : impls()) {
+    if (!i.available) continue;
+    CAPTURE(i.name);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{63}, size_t{112},
+                     size_t{511}, size_t{512}, size_t{513}, size_t{3000}}) {
+      uint32_t whole = alog::crc::portable(0, data.data(), n);
+      CHECK(i.fn(0, data.data(), n) == whole);
+      for (size_t cut : {size_t{0}, n / 3, n}) {
+        uint32_t a = i.fn(0, data.data(), cut);
+        CHECK(i.fn(a, data.data() + cut, n - cut) == whole);
+      }
+    }
+  }
+}
