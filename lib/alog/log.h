@@ -127,6 +127,13 @@ class Log {
   Result<std::unique_ptr<Scanner>> scan(uint64_t from,
                                         std::optional<uint64_t> to = std::nullopt) const;
 
+  // Read-only opens: damage that ends the readable records early (a corrupt
+  // segment header, a sequence gap); scans report it when they reach it. Ok when none.
+  const Status& damage() const;
+  // Read-only opens: the torn tail treated as the end, as "FILE:OFFSET: what"
+  // (empty when none). A live writer's batch in flight looks the same.
+  const std::string& torn_tail() const;
+
   // For read-only logs: picks up records, segments and truncations that
   // another process made since open. Cheap when nothing changed.
   Status refresh();

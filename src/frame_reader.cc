@@ -1,0 +1,157 @@
+// The frame window and the walk (FORMAT.md "Walking a segment").
+#include "frame_reader.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "alog/crc32c.h"
+
+namespace alog::detail {
+
+using namespace format;
+
+const char* stop_kind(Stop s) {
+  switch (s) {
+    case Stop::none: return "none";
+    case Stop::eof: return "eof";
+    case Stop::truncated_header: return "truncated_header";
+    case Stop::truncated_payload: return "truncated_payload";
+    case Stop::unwritten: return "bad_flags";
+    case Stop::bad_flags: return "bad_flags";
+    case Stop::stale_generation: return "stale_generation";
+    case Stop::reserved_bytes: return "reserved_bytes";
+    case Stop::bad_stride: return "bad_stride";
+    case Stop::frame_crc: return "frame_crc";
+    case Stop::checkpoint_crc: return "checkpoint_crc";
+    case Stop::checkpoint_stride: return "checkpoint_stride";
+    case Stop::eof_without_batch_end: return "eof_without_batch_end";
+    case Stop::io_error: return "io_error";
+  }
+  return "?";
+}
+
+const char* stop_text(Stop s) {
+  switch (s) {
+    case Stop::none: return "no stop";
+    case Stop::eof: return "end of log";
+    case Stop::truncated_header: return "truncated header";
+    case Stop::truncated_payload: return "truncated payload";
+    case Stop::unwritten: return "unwritten frame (flags 0)";
+    case Stop::bad_flags: return "invalid frame flags";
+    case Stop::stale_generation: return "stale frame generation";
+    case Stop::reserved_bytes: return "reserved frame bytes are not zero";
+    case Stop::bad_stride: return "data frame stride is not 1";
+    case Stop::frame_crc: return "frame crc mismatch";
+    case Stop::checkpoint_crc: return "checkpoint crc does not match the headers it covers";
+    case Stop::checkpoint_stride: return "checkpoint stride does not match the frames it covers";
+    case Stop::eof_without_batch_end: return "EOF after a data frame without BatchEnd";
+    case Stop::io_error: return "read error";
+  }
+  return "?";
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+bool FrameWindow::ensure(uint64_t off, uint64_t n) {
+  if (off > limit_ || n > limit_ - off) return false;
+  if (off >= base_ && off + n <= base_ + buf_.size()) return true;
+  uint64_t want = std::max<uint64_t>(n, chunk_);
+  want = std::min<uint64_t>(want, limit_ - off);
+  buf_.resize(want);
+  base_ = off;
+  auto r = file_->pread(buf_.data(), want, off);
+  if (!r.is_ok()) {
+    error_ = r.status();
+    buf_.clear();
+    return false;
+  }
+  bytes_read_ += *r;
+  buf_.resize(*r);
+  return *r >= n;
+}
+
+Stop Walker::fail(Stop s, std::string expected, std::string found) {
+  expected_ = std::move(expected);
+  found_ = std::move(found);
+  return s;
+}
+
+Stop Walker::step() {
+  f_ = FrameInfo{};
+  f_.offset = st_.offset;
+  if (!w_->ensure(st_.offset, kFrameHeaderSize)) {
+    if (!w_->error().is_ok()) return fail(Stop::io_error, {}, w_->error().message());
+    return fail(Stop::truncated_header, "16 header bytes",
+                std::to_string(w_->limit() > st_.offset ? w_->limit() - st_.offset : 0) +
+                    " bytes before end of file");
+  }
+  const uint8_t* p = w_->at(st_.offset);
+  FrameHeader& h = f_.h;
+  h = decode_frame_header(p);
+  if (h.flags == 0) return fail(Stop::unwritten, "frame flags", "0x0000");
+  if (!h.flags_valid()) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%04x", h.flags);
+    return fail(Stop::bad_flags, "0x0001, 0x0003, 0x0004 or 0x000c", buf);
+  }
+  if (h.generation != gen_)
+    return fail(Stop::stale_generation, "generation " + std::to_string(gen_),
+                "generation " + std::to_string(h.generation));
+  if (h.reserved != 0) return fail(Stop::reserved_bytes, "0", std::to_string(h.reserved));
+  if (h.is_data()) {
+    if (h.stride != 1) return fail(Stop::bad_stride, "1", std::to_string(h.stride));
+    uint64_t end = st_.offset + kFrameHeaderSize + h.word;
+    if (end > w_->limit())
+      return fail(Stop::truncated_payload, "payload of " + std::to_string(h.word) + " bytes",
+                  std::to_string(w_->limit() - st_.offset - kFrameHeaderSize) +
+                      " bytes before end of file");
+    if (read_payloads_) {
+      if (!w_->ensure(st_.offset, kFrameHeaderSize + h.word)) {
+        if (!w_->error().is_ok()) return fail(Stop::io_error, {}, w_->error().message());
+        return fail(Stop::truncated_payload);
+      }
+      p = w_->at(st_.offset);
+      f_.payload = p + kFrameHeaderSize;
+      f_.computed_crc = frame_crc(p, f_.payload, h.word);
+      if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
+    }
+    f_.seq = st_.seq;
+    st_.crc = crc32c_extend(st_.crc, p, kFrameHeaderSize);
+    st_.pending = static_cast<uint16_t>(st_.pending + 1);
+    st_.seq++;
+    st_.offset = end;
+    st_.open_batch = !h.is_batch_end();
+    if (h.is_batch_end()) boundary_ = st_;
+    return Stop::none;
+  }
+  // Checkpoint or EOF.
+  f_.computed_crc = crc32c(p, 12);
+  if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
+  if (h.word != st_.crc)
+    return fail(Stop::checkpoint_crc, hex32(st_.crc), hex32(h.word));
+  if (h.stride != st_.pending)
+    return fail(Stop::checkpoint_stride, std::to_string(st_.pending), std::to_string(h.stride));
+  if (h.is_eof()) {
+    if (st_.open_batch) return fail(Stop::eof_without_batch_end, "BatchEnd before EOF", "EOF");
+    return Stop::eof;
+  }
+  st_.offset += kFrameHeaderSize;
+  st_.crc = 0;
+  st_.pending = 0;
+  st_.open_batch = false;
+  boundary_ = st_;
+  return Stop::none;
+}
+
+Stop Walker::run() {
+  Stop s;
+  while ((s = step()) == Stop::none) {
+  }
+  return s;
+}
+
+}  // namespace alog::detail

@@ -1,0 +1,120 @@
+// Reading frames from a segment file through a window buffer: large
+// sequential preads instead of one per header, and a walk that applies
+// FORMAT.md's stop conditions and tracks the running CRC, pending count and
+// last batch boundary.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alog/format.h"
+#include "alog/fs.h"
+
+namespace alog::detail {
+
+// The walk's state just before the frame at `offset`.
+struct WalkState {
+  uint64_t offset = format::kHeaderSize;
+  uint64_t seq = 0;
+  uint32_t crc = 0;
+  uint16_t pending = 0;
+  bool open_batch = false;  // the frame before `offset` is data without BatchEnd
+};
+
+// Why a walk stopped. `eof` is the clean end.
+enum class Stop : uint8_t {
+  none,
+  eof,
+  truncated_header,
+  truncated_payload,
+  unwritten,  // flags 0
+  bad_flags,
+  stale_generation,
+  reserved_bytes,
+  bad_stride,
+  frame_crc,
+  checkpoint_crc,
+  checkpoint_stride,
+  eof_without_batch_end,
+  io_error,
+};
+// The verify "kind" name of a stop ("frame_crc", ...).
+const char* stop_kind(Stop s);
+// A short description ("frame crc mismatch").
+const char* stop_text(Stop s);
+
+// A window over [0, limit) of a file. Refills read at least `chunk` bytes.
+class FrameWindow {
+ public:
+  FrameWindow(File* file, uint64_t limit, size_t chunk = 1 << 20)
+      : file_(file), limit_(limit), chunk_(chunk) {}
+  // Makes [off, off+n) available; false when it extends past the limit or the read fails.
+  bool ensure(uint64_t off, uint64_t n);
+  const uint8_t* at(uint64_t off) const { return buf_.data() + (off - base_); }
+  uint64_t limit() const { return limit_; }
+  void set_limit(uint64_t limit) {
+    limit_ = limit;
+    if (base_ + buf_.size() > limit_) buf_.clear();
+  }
+  void invalidate() { buf_.clear(); }
+  const Status& error() const { return error_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  File* file_;
+  uint64_t limit_;
+  size_t chunk_;
+  uint64_t base_ = 0;
+  std::vector<uint8_t> buf_;
+  Status error_;
+  uint64_t bytes_read_ = 0;
+};
+
+// One frame as the walk met it.
+struct FrameInfo {
+  uint64_t offset = 0;
+  format::FrameHeader h;
+  uint64_t seq = 0;           // data frames: its sequence
+  const uint8_t* payload = nullptr;  // data frames, when payloads are read
+  uint32_t computed_crc = 0;  // of header bytes 0-11 (+ payload when read)
+};
+
+// Walks frames from a start state. Each call to step() reads one frame and
+// either accepts it (advancing the state) or stops.
+class Walker {
+ public:
+  // read_payloads=false skips payloads: data CRCs are not checked, only
+  // checkpoints vouch for headers.
+  Walker(FrameWindow* w, uint16_t generation, WalkState start, bool read_payloads)
+      : w_(w), gen_(generation), st_(start), boundary_(start), read_payloads_(read_payloads) {}
+
+  // Reads the frame at state().offset. Returns Stop::none for an accepted
+  // data or checkpoint frame (frame() describes it), Stop::eof for a valid
+  // EOF (state() stays at the EOF position), anything else for a stop
+  // (state() is at the offending frame).
+  Stop step();
+  const FrameInfo& frame() const { return f_; }
+  const WalkState& state() const { return st_; }
+  // The last batch boundary at or before state().offset, with its state.
+  const WalkState& boundary() const { return boundary_; }
+  // For stops: what was expected and found ("crc 0x1234abcd", ...).
+  const std::string& expected() const { return expected_; }
+  const std::string& found() const { return found_; }
+  // Runs step() until something other than Stop::none.
+  Stop run();
+
+ private:
+  Stop fail(Stop s, std::string expected = {}, std::string found = {});
+  FrameWindow* w_;
+  uint16_t gen_;
+  WalkState st_;
+  WalkState boundary_;
+  bool read_payloads_;
+  FrameInfo f_;
+  std::string expected_, found_;
+};
+
+std::string hex32(uint32_t v);  // "0x%08x"
+
+}  // namespace alog::detail

@@ -1,0 +1,424 @@
+// Log: opening (segment discovery, header checks), accessors and close.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "alog/scanner.h"
+#include "log_impl.h"
+
+namespace alog {
+
+using namespace detail;
+using namespace format;
+
+namespace {
+
+Status corrupt(const std::string& path, std::optional<uint64_t> off, const std::string& what) {
+  Status st(Errc::corrupt, off ? path + ":" + std::to_string(*off) + ": " + what : path + ": " + what);
+  st.at(path, off);
+  return st;
+}
+
+bool ends_with(const std::string& s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+}  // namespace
+
+// ---- Log: the public wrapper ----
+
+Log::Log(std::unique_ptr<LogImpl> impl) : impl_(std::move(impl)) {}
+Log::~Log() { (void)impl_->close(); }
+
+Result<std::unique_ptr<Log>> Log::open(const std::string& dir, const Options& options) {
+  auto impl = std::make_unique<LogImpl>(dir, options, /*writable=*/true);
+  ALOG_TRY(impl->load());
+  return std::unique_ptr<Log>(new Log(std::move(impl)));
+}
+
+Result<std::unique_ptr<Log>> Log::open_read(const std::string& dir, const Options& options) {
+  auto impl = std::make_unique<LogImpl>(dir, options, /*writable=*/false);
+  ALOG_TRY(impl->load());
+  return std::unique_ptr<Log>(new Log(std::move(impl)));
+}
+
+Status Log::close() { return impl_->close(); }
+
+Result<uint64_t> Log::append(std::span<const std::string_view> payloads) {
+  if (impl_->writer_attached())
+    return Status(Errc::busy, "a Writer owns this log; append through it").at(impl_->dir());
+  std::vector<RecordRef> recs(payloads.size());
+  for (size_t i = 0; i < payloads.size(); i++) recs[i] = {&payloads[i], 1, payloads[i].size()};
+  return impl_->append_batch(recs.data(), recs.size());
+}
+
+Result<uint64_t> Log::append_multipart(std::span<const std::string_view> parts) {
+  if (impl_->writer_attached())
+    return Status(Errc::busy, "a Writer owns this log; append through it").at(impl_->dir());
+  RecordRef r{parts.data(), parts.size(), 0};
+  for (auto p : parts) r.length += p.size();
+  return impl_->append_batch(&r, 1);
+}
+
+Result<uint64_t> Log::append_multipart_batch(
+    std::span<const std::span<const std::string_view>> records) {
+  if (impl_->writer_attached())
+    return Status(Errc::busy, "a Writer owns this log; append through it").at(impl_->dir());
+  std::vector<RecordRef> recs(records.size());
+  for (size_t i = 0; i < records.size(); i++) {
+    recs[i] = {records[i].data(), records[i].size(), 0};
+    for (auto p : records[i]) recs[i].length += p.size();
+  }
+  return impl_->append_batch(recs.data(), recs.size());
+}
+
+Status Log::sync() { return impl_->sync(); }
+Status Log::truncate_before(uint64_t seq) { return impl_->truncate_before(seq); }
+Status Log::truncate_after(uint64_t seq) { return impl_->truncate_after(seq); }
+uint64_t Log::first_sequence() const { return impl_->first_sequence(); }
+uint64_t Log::next_sequence() const { return impl_->next_sequence(); }
+std::optional<uint64_t> Log::last_sequence() const {
+  uint64_t f = first_sequence(), n = next_sequence();
+  if (n == f) return std::nullopt;
+  return n - 1;
+}
+uint64_t Log::disk_size() const { return impl_->disk_size(); }
+const std::string& Log::dir() const { return impl_->dir(); }
+bool Log::read_only() const { return !impl_->writable(); }
+bool Log::failed() const { return impl_->failed(); }
+const Options& Log::options() const { return impl_->options(); }
+Result<Record> Log::read(uint64_t seq) const { return impl_->read(seq); }
+Status Log::refresh() { return impl_->refresh(); }
+const Status& Log::damage() const { return impl_->damage(); }
+const std::string& Log::torn_tail() const { return impl_->torn_tail(); }
+
+std::vector<SegmentInfo> Log::segments() const {
+  auto v = impl_->view();
+  std::vector<SegmentInfo> out;
+  for (size_t i = 0; i < v->size(); i++) out.push_back((*v)[i]->info(i + 1 == v->size()));
+  return out;
+}
+
+Status range_from(const Log& log, uint64_t from, uint64_t to,
+                  const std::function<Status(uint64_t, std::string_view)>& fn) {
+  ALOG_ASSIGN(auto sc, log.scan(from, to == 0 ? std::nullopt : std::optional<uint64_t>(to)));
+  while (true) {
+    ALOG_ASSIGN(bool more, sc->next());
+    if (!more) return {};
+    ALOG_TRY(fn(sc->sequence(), sc->payload()));
+  }
+}
+
+// ---- LogImpl: opening ----
+
+LogImpl::LogImpl(std::string dir, const Options& opt, bool writable)
+    : dir_(std::move(dir)), opt_(opt), fs_(opt.fs ? opt.fs : &posix_fs()), writable_(writable) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  set_view({});
+}
+
+LogImpl::~LogImpl() { (void)close(); }
+
+uint64_t LogImpl::now_ms() const {
+  if (opt_.clock_ms) return opt_.clock_ms();
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+Status LogImpl::check_options() const {
+  auto bad = [&](const std::string& w) { return Status(Errc::invalid_argument, w).at(dir_); };
+  if (opt_.checkpoint_stride < 1 || opt_.checkpoint_stride > kMaxPending)
+    return bad("checkpoint stride must be 1..65535, not " + std::to_string(opt_.checkpoint_stride));
+  // One empty record: header, a 16-byte data frame, a checkpoint when the stride is 1, the EOF.
+  uint64_t min_size = kHeaderSize + kFrameHeaderSize + (opt_.checkpoint_stride == 1 ? 16 : 0) +
+                      kFrameHeaderSize;
+  if (opt_.max_segment_size < min_size)
+    return bad("max segment size " + std::to_string(opt_.max_segment_size) +
+               " is too small for one empty record (" + std::to_string(min_size) + " bytes)");
+  if (opt_.max_payload_size > UINT32_MAX)
+    return bad("max payload size must be at most 4294967295");
+  if (opt_.max_disk_size != 0 && opt_.max_disk_size < kEmptySegmentSize)
+    return bad("max disk size " + std::to_string(opt_.max_disk_size) +
+               " is smaller than one empty segment (208 bytes)");
+  return {};
+}
+
+void LogImpl::set_view(SegmentList segs) {
+  auto v = std::make_shared<const SegmentList>(std::move(segs));
+  std::lock_guard<std::mutex> g(view_mu_);
+  view_ = std::move(v);
+}
+
+std::shared_ptr<const SegmentList> LogImpl::view() const {
+  std::lock_guard<std::mutex> g(view_mu_);
+  return view_;
+}
+
+uint64_t LogImpl::first_sequence() const {
+  auto v = view();
+  return v->empty() ? opt_.start_sequence : v->front()->range().first;
+}
+
+uint64_t LogImpl::next_sequence() const {
+  auto v = view();
+  return v->empty() ? opt_.start_sequence : v->back()->range().next;
+}
+
+uint64_t LogImpl::disk_size() const {
+  auto v = view();
+  uint64_t n = 0;
+  for (const auto& s : *v) n += s->file_length();
+  return n;
+}
+
+Status LogImpl::load() {
+  if (writable_) ALOG_TRY(check_options());
+  return load_segments(writable_);
+}
+
+Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* damage) {
+  std::string path = path_join(dir_, name);
+  ALOG_ASSIGN(auto f, fs_->open(path, writable_ ? OpenMode::read_write : OpenMode::read));
+  std::shared_ptr<File> file(std::move(f));
+  ALOG_ASSIGN(uint64_t len, file->size());
+  uint8_t hdr[kHeaderSize];
+  ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));
+  if (got < kHeaderSize) {
+    *damage = corrupt(path, 0, "segment header: file has " + std::to_string(len) +
+                                   " bytes, less than the 192-byte header");
+    return {};
+  }
+  SegmentHeader h;
+  HeaderError he = decode_segment_header(hdr, &h);
+  if (he != HeaderError::none) {
+    *damage = corrupt(path, 0, std::string("segment header: ") + header_error_text(he));
+    if (he == HeaderError::bad_magic && len > 0) damage->joined(Errc::not_a_log);
+    return {};
+  }
+  SlotChoice c = choose_slot(hdr, h.start_sequence);
+  if (c.winner < 0) {
+    *damage = corrupt(path, kSlotAOffset, "metadata slots: " + c.error);
+    return {};
+  }
+  const Slot& s = c.slot[c.winner];
+  if (s.synced_offset > len) {
+    *damage = corrupt(path, s.synced_offset,
+                      "synced offset " + std::to_string(s.synced_offset) +
+                          " lies beyond the end of the file (" + std::to_string(len) +
+                          " bytes): synced data is missing");
+    return {};
+  }
+  auto seg = std::make_shared<Segment>(dir_, name, std::move(file), h, hdr);
+  seg->set_slots(c.slot, c.winner);
+  seg->set_file_length(len);
+  // Until the walk says otherwise, the committed range ends at the synced offset.
+  seg->set_range({s.read_offset, s.first_sequence, s.read_crc, s.read_pending, s.synced_offset,
+                  s.synced_sequence});
+  *out = std::move(seg);
+  return {};
+}
+
+Status LogImpl::load_segments(bool writer) {
+  ALOG_ASSIGN(FileStat st, fs_->stat(dir_));
+  if (!st.exists) {
+    if (!writer) return Status(Errc::not_found, dir_ + ": no such log directory").at(dir_);
+    ALOG_TRY(fs_->mkdir(dir_));
+    auto slash = dir_.find_last_of('/');
+    ALOG_TRY(fs_->sync_dir(slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash)));
+  } else if (!st.is_dir) {
+    return Status(Errc::not_a_log, dir_ + ": not a directory").at(dir_);
+  }
+  if (writer) {
+    ALOG_ASSIGN(lock_, fs_->lock(path_join(dir_, std::string(kLockName))));
+  }
+  ALOG_ASSIGN(auto names, fs_->list(dir_));
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> segs;
+  bool other = false, removed = false;
+  for (const auto& n : names) {
+    if (parse_segment_name(n)) {
+      segs.push_back(n);
+    } else if (ends_with(n, kTmpSuffix) || ends_with(n, kDelSuffix)) {
+      if (writer) {
+        ALOG_TRY(fs_->unlink(path_join(dir_, n)));
+        removed = true;
+      }
+    } else if (n != kLockName && n != kOptionsName && n != kLostFoundName) {
+      other = true;
+    }
+  }
+  if (removed) ALOG_TRY(fs_->sync_dir(dir_));
+  if (segs.empty()) {
+    if (!writer) return Status(Errc::not_a_log, dir_ + ": no segment files (not an alog log)").at(dir_);
+    if (other)
+      return Status(Errc::not_a_log,
+                    dir_ + ": directory has other files and no segments; refusing to create a log here")
+          .at(dir_);
+    SegmentPtr first;
+    ALOG_TRY(create_segment(opt_.start_sequence, &first));
+    tail_ = WalkState{kHeaderSize, opt_.start_sequence, 0, 0, false};
+    set_view({first});
+    return {};
+  }
+
+  SegmentList list;
+  Status damage;
+  bool chain_cut = false;  // the real active segment is not in `list`
+  for (const auto& n : segs) {
+    SegmentPtr seg;
+    Status d;
+    ALOG_TRY(open_segment(n, &seg, &d));
+    if (!d.is_ok()) {
+      if (writer) return d;
+      damage = d;
+      // Keep only what lies before the unreadable segment (by name).
+      uint64_t bad_start = *parse_segment_name(n);
+      std::erase_if(list, [&](const SegmentPtr& s) { return s->start_sequence() >= bad_start; });
+      chain_cut = true;
+      break;
+    }
+    list.push_back(std::move(seg));
+  }
+  std::sort(list.begin(), list.end(),
+            [](const SegmentPtr& a, const SegmentPtr& b) { return a->start_sequence() < b->start_sequence(); });
+  for (size_t i = 1; i < list.size(); i++) {
+    if (list[i]->start_sequence() == list[i - 1]->start_sequence()) {
+      Status d = corrupt(list[i]->path(), 0,
+                         "segment header: start sequence " + std::to_string(list[i]->start_sequence()) +
+                             " also starts " + list[i - 1]->name());
+      if (writer) return d;
+      damage = d;
+      list.resize(i);
+      chain_cut = true;
+      break;
+    }
+  }
+  // Names must agree with headers: a writer renames, a reader just reads in header order.
+  if (writer) {
+    bool renamed = false;
+    for (auto& s : list) {
+      std::string want = segment_name(s->start_sequence());
+      if (s->name() == want) continue;
+      ALOG_ASSIGN(FileStat ts, fs_->stat(path_join(dir_, want)));
+      if (ts.exists)
+        return corrupt(s->path(), 0, "name disagrees with its header, and " + want + " exists");
+      ALOG_TRY(fs_->rename(s->path(), path_join(dir_, want)));
+      renamed = true;
+      SegmentPtr re;
+      Status d;
+      ALOG_TRY(open_segment(want, &re, &d));
+      if (!d.is_ok()) return d;
+      s = re;
+    }
+    if (renamed) ALOG_TRY(fs_->sync_dir(dir_));
+  }
+  // Sealed segments: their synced offset is the EOF position, and each ends
+  // where the next begins.
+  for (size_t i = 0; i + 1 < list.size(); i++) {
+    Slot sl = list[i]->slot();
+    std::optional<Status> d;
+    if (sl.synced_offset + kFrameHeaderSize > list[i]->file_length())
+      d = corrupt(list[i]->path(), sl.synced_offset,
+                  "sealed segment ends before its EOF at the synced offset");
+    else if (sl.synced_sequence != list[i + 1]->start_sequence())
+      d = corrupt(list[i + 1]->path(), 0,
+                  "sequence_gap: " + list[i]->name() + " ends at sequence " +
+                      std::to_string(sl.synced_sequence) + " but " + list[i + 1]->name() +
+                      " starts at " + std::to_string(list[i + 1]->start_sequence()));
+    if (d) {
+      if (writer) return *d;
+      damage = *d;
+      list.resize(i + 1);
+      chain_cut = true;
+      break;
+    }
+  }
+  if (list.empty()) {
+    // Only reachable for readers: the first segment is unreadable.
+    damage_ = damage;
+    set_view({});
+    return damage;
+  }
+  damage_ = damage;
+  set_view(list);
+  if (writer) return recover_active(list.back());
+  // A chain that broke after a sealed segment ends at that segment's synced
+  // offset (already its range); otherwise walk the active segment's tail.
+  if (chain_cut) return {};
+  return walk_active_for_read(list.back());
+}
+
+Status LogImpl::close() {
+  if (closed_) return {};
+  closed_ = true;
+  Status st;
+  if (writable_ && !failed_) {
+    auto v = view();
+    if (!v->empty()) {
+      // Sync, record the synced offset, sync again: a cleanly closed segment opens without a walk.
+      st = sync_active(/*sync_slot=*/true);
+    }
+  }
+  if (reaper_) reaper_->drain();
+  lock_.reset();
+  return st;
+}
+
+bool LogImpl::attach_writer() {
+  if (writer_attached_) return false;
+  writer_attached_ = true;
+  return true;
+}
+void LogImpl::detach_writer() { writer_attached_ = false; }
+bool LogImpl::writer_attached() const { return writer_attached_; }
+
+Status LogImpl::check_writable() const {
+  if (!writable_) return Status(Errc::read_only, dir_ + ": log is open for reading").at(dir_);
+  if (closed_) return Status(Errc::invalid_argument, dir_ + ": log is closed").at(dir_);
+  if (failed_)
+    return Status(Errc::log_failed, dir_ + ": an earlier failure left the log unusable; reopen it")
+        .at(dir_);
+  return {};
+}
+
+Status LogImpl::fail(Status st) {
+  failed_ = true;
+  return st;
+}
+
+// ---- Reaper ----
+
+void Reaper::add(std::string path) {
+  std::lock_guard<std::mutex> g(mu_);
+  queue_.push_back(std::move(path));
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  cv_.notify_all();
+}
+
+void Reaper::run() {
+  std::unique_lock<std::mutex> g(mu_);
+  while (true) {
+    cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    std::string p = queue_.front();
+    g.unlock();
+    (void)fs_->unlink(p);  // a leftover .seg.del is deleted by the next writer's open
+    g.lock();
+    queue_.pop_front();
+    cv_.notify_all();
+  }
+}
+
+void Reaper::drain() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> g(mu_);
+  stop_ = false;
+}
+
+}  // namespace alog

@@ -1,0 +1,133 @@
+// The log's internals: the segment chain, the writer's tail state and the
+// operations of FORMAT.md "What each operation does to the files".
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "alog/log.h"
+#include "segment.h"
+
+namespace alog {
+
+namespace detail {
+// One record of a batch: its parts, concatenated.
+struct RecordRef {
+  const std::string_view* parts;
+  size_t nparts;
+  uint64_t length;
+};
+
+// Unlinks *.seg.del files off the append path, in a thread of its own.
+class Reaper {
+ public:
+  explicit Reaper(Fs* fs) : fs_(fs) {}
+  ~Reaper() { drain(); }
+  void add(std::string path);
+  // Waits until every queued unlink is done.
+  void drain();
+
+ private:
+  void run();
+  Fs* fs_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  std::thread thread_;
+  bool stop_ = false;
+};
+}  // namespace detail
+
+class LogImpl {
+ public:
+  LogImpl(std::string dir, const Options& opt, bool writable);
+  ~LogImpl();
+
+  // Loading and recovery (log.cc, recovery.cc).
+  Status load();
+  Status close();
+
+  // Writing (append.cc).
+  Result<uint64_t> append_batch(const detail::RecordRef* recs, size_t n);
+  Status sync();
+  // Truncation (truncate.cc).
+  Status truncate_before(uint64_t seq);
+  Status truncate_after(uint64_t seq);
+
+  // Reading (scanner.cc).
+  Result<Record> read(uint64_t seq) const;
+
+  // The current segment chain (copy-on-write snapshot).
+  std::shared_ptr<const detail::SegmentList> view() const;
+  uint64_t first_sequence() const;
+  uint64_t next_sequence() const;
+  uint64_t disk_size() const;
+
+  const std::string& dir() const { return dir_; }
+  const Options& options() const { return opt_; }
+  Fs& fs() const { return *fs_; }
+  bool writable() const { return writable_; }
+  bool failed() const { return failed_; }
+  // Read-only opens: the damage that ends the readable log (corrupt header,
+  // gap, corruption before the synced offset), or ok.
+  const Status& damage() const { return damage_; }
+  const std::string& torn_tail() const { return torn_tail_; }
+  // For read-only logs (log.cc).
+  Status refresh();
+
+  // A Writer attaches so that direct appends are refused.
+  bool attach_writer();
+  void detach_writer();
+  bool writer_attached() const;
+
+  // Test hook: the writer's tail state.
+  const detail::WalkState& tail() const { return tail_; }
+
+ private:
+  friend class LogTestPeer;
+  Status check_options() const;
+  Status load_segments(bool writer);
+  Status open_segment(const std::string& name, detail::SegmentPtr* out, Status* damage);
+  Status recover_active(const detail::SegmentPtr& seg);
+  Status walk_active_for_read(const detail::SegmentPtr& seg);
+  Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, uint64_t file_len,
+                const char* reason);
+  Status save_lost(const std::string& source_path, uint64_t offset, const std::string& bytes,
+                   const char* reason);
+  void set_view(detail::SegmentList segs);
+
+  Status create_segment(uint64_t start, detail::SegmentPtr* out);
+  Status recycle_oldest(uint64_t start, detail::SegmentPtr* out);
+  Status roll(uint64_t start);
+  Status write_batch(const detail::RecordRef* recs, size_t n, bool cp_first, bool cp_after);
+  Status rollback(uint64_t old_eof, const detail::WalkState& old_tail);
+  Status sync_active(bool sync_slot);
+  Status fail(Status st);
+  Status check_writable() const;
+  uint64_t now_ms() const;
+
+  std::string dir_;
+  Options opt_;
+  Fs* fs_;
+  bool writable_;
+  std::unique_ptr<FileLock> lock_;
+  mutable std::mutex view_mu_;
+  std::shared_ptr<const detail::SegmentList> view_;
+  detail::WalkState tail_;  // writer: state at the active segment's EOF position
+  bool failed_ = false;
+  bool closed_ = false;
+  bool writer_attached_ = false;
+  Status damage_;
+  std::string torn_tail_;
+  std::vector<uint8_t> scratch_;
+  std::vector<struct iovec> iov_;
+  std::unique_ptr<detail::Reaper> reaper_;
+};
+
+}  // namespace alog

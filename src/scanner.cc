@@ -1,0 +1,188 @@
+// Reading records: Scanner and Log::read.
+#include "alog/scanner.h"
+
+#include "alog/crc32c.h"
+#include "log_impl.h"
+
+namespace alog {
+
+using namespace detail;
+using namespace format;
+
+namespace {
+
+Status corrupt_record(const Segment& seg, uint64_t off, uint64_t seq, const std::string& what) {
+  Status st(Errc::corrupt, seg.path() + ":" + std::to_string(off) + ": sequence " +
+                               std::to_string(seq) + ": " + what);
+  st.at(seg.path(), off);
+  return st;
+}
+
+// The segment holding seq in a view, or nullptr.
+SegmentPtr find_segment(const SegmentList& v, uint64_t seq) {
+  size_t lo = 0, hi = v.size();
+  while (lo < hi) {  // first segment whose next > seq
+    size_t mid = (lo + hi) / 2;
+    if (v[mid]->range().next <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == v.size()) return nullptr;
+  auto r = v[lo]->range();
+  return seq >= r.first ? v[lo] : nullptr;
+}
+
+// Checks a data frame header read at off; payload must follow in memory.
+Status check_data_frame(const Segment& seg, const uint8_t* p, uint64_t off, uint64_t seq,
+                        uint64_t end) {
+  FrameHeader h = decode_frame_header(p);
+  if (!h.is_data()) return corrupt_record(seg, off, seq, "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
+  if (h.generation != seg.generation()) return corrupt_record(seg, off, seq, "stale frame generation");
+  if (h.reserved != 0 || h.stride != 1) return corrupt_record(seg, off, seq, "bad frame header fields");
+  if (off + kFrameHeaderSize + h.word > end) return corrupt_record(seg, off, seq, "truncated payload");
+  return {};
+}
+
+}  // namespace
+
+class ScannerImpl {
+ public:
+  ScannerImpl(const LogImpl* log, uint64_t from, std::optional<uint64_t> to)
+      : log_(log), pos_(from), to_(to) {}
+
+  Result<bool> next();
+
+  const LogImpl* log_;
+  uint64_t pos_;
+  std::optional<uint64_t> to_;
+  SegmentPtr seg_;
+  std::unique_ptr<FrameWindow> win_;
+  uint64_t epoch_ = 0;
+  uint64_t off_ = 0;
+  uint64_t cur_seq_ = 0;
+  uint64_t cur_off_ = 0;
+  std::string_view payload_;
+  std::string file_;
+};
+
+Result<bool> ScannerImpl::next() {
+  payload_ = {};
+  while (true) {
+    if (to_ && pos_ > *to_) return false;
+    if (!seg_) {
+      auto v = log_->view();
+      if (v->empty()) return false;
+      auto first = v->front()->range().first;
+      if (pos_ < first) pos_ = first;
+      if (to_ && pos_ > *to_) return false;
+      seg_ = find_segment(*v, pos_);
+      if (!seg_) {
+        if (pos_ >= v->back()->range().next) {
+          if (!log_->damage().is_ok()) return log_->damage();
+          return false;
+        }
+        return Status(Errc::not_found, "no segment holds sequence " + std::to_string(pos_)).at(log_->dir());
+      }
+      auto r = seg_->range();
+      if (pos_ == r.first) {
+        off_ = r.read_offset;
+      } else {
+        ALOG_ASSIGN(Located l, seg_->locate(pos_));
+        off_ = l.offset;
+      }
+      win_ = std::make_unique<FrameWindow>(&seg_->file(), r.end, 1 << 20);
+      epoch_ = seg_->cut_epoch();
+    }
+    if (seg_->reaped() || pos_ > seg_->cut_floor())
+      return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or cut behind the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
+    auto r = seg_->range();
+    if (seg_->cut_epoch() != epoch_) {
+      epoch_ = seg_->cut_epoch();
+      win_->invalidate();
+    }
+    if (off_ >= r.end || pos_ >= r.next) {
+      // End of this segment: move on if a later one holds pos_.
+      auto v = log_->view();
+      if (!v->empty() && v->back() != seg_ && pos_ >= r.next) {
+        seg_.reset();
+        continue;
+      }
+      if (!v->empty() && v->back() == seg_) return false;
+      if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_)) return log_->damage();
+      if (v->empty()) return false;
+      seg_.reset();
+      continue;
+    }
+    win_->set_limit(r.end);
+    if (!win_->ensure(off_, kFrameHeaderSize)) {
+      if (!win_->error().is_ok()) return win_->error();
+      return corrupt_record(*seg_, off_, pos_, "truncated header");
+    }
+    FrameHeader h = decode_frame_header(win_->at(off_));
+    if (h.is_checkpoint()) {
+      off_ += kFrameHeaderSize;
+      continue;
+    }
+    ALOG_TRY(check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end));
+    if (!win_->ensure(off_, kFrameHeaderSize + h.word)) {
+      if (!win_->error().is_ok()) return win_->error();
+      return corrupt_record(*seg_, off_, pos_, "truncated payload");
+    }
+    const uint8_t* p = win_->at(off_);
+    uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
+    if (c != h.crc)
+      return corrupt_record(*seg_, off_, pos_,
+                            "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
+    // A recycle that began while we read makes what we read meaningless.
+    if (seg_->reaped())
+      return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+    payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
+    cur_seq_ = pos_;
+    cur_off_ = off_;
+    if (file_ != seg_->path()) file_ = seg_->path();
+    pos_++;
+    off_ += kFrameHeaderSize + h.word;
+    return true;
+  }
+}
+
+Scanner::Scanner(std::unique_ptr<ScannerImpl> impl) : impl_(std::move(impl)) {}
+Scanner::~Scanner() = default;
+Result<bool> Scanner::next() { return impl_->next(); }
+uint64_t Scanner::sequence() const { return impl_->cur_seq_; }
+std::string_view Scanner::payload() const { return impl_->payload_; }
+const std::string& Scanner::file() const { return impl_->file_; }
+uint64_t Scanner::offset() const { return impl_->cur_off_; }
+uint64_t Scanner::position() const { return impl_->pos_; }
+
+Result<std::unique_ptr<Scanner>> Log::scan(uint64_t from, std::optional<uint64_t> to) const {
+  return std::make_unique<Scanner>(std::make_unique<ScannerImpl>(impl_.get(), from, to));
+}
+
+Result<Record> LogImpl::read(uint64_t seq) const {
+  auto v = view();
+  SegmentPtr seg = find_segment(*v, seq);
+  if (!seg)
+    return Status(Errc::not_found, "sequence " + std::to_string(seq) + " is not in the log [" +
+                                       std::to_string(first_sequence()) + ", " +
+                                       std::to_string(next_sequence()) + ")")
+        .at(dir_);
+  ALOG_ASSIGN(Located l, seg->locate(seq));
+  std::string buf(kFrameHeaderSize + l.length, '\0');
+  ALOG_ASSIGN(size_t got, seg->file().pread(buf.data(), buf.size(), l.offset));
+  if (got != buf.size()) return corrupt_record(*seg, l.offset, seq, "truncated payload");
+  const auto* p = reinterpret_cast<const uint8_t*>(buf.data());
+  ALOG_TRY(check_data_frame(*seg, p, l.offset, seq, seg->range().end));
+  FrameHeader h = decode_frame_header(p);
+  uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
+  if (c != h.crc)
+    return corrupt_record(*seg, l.offset, seq,
+                          "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
+  if (seg->reaped())
+    return Status(Errc::segment_reaped, seg->path() + ": segment was recycled").at(seg->path());
+  Record r;
+  r.sequence = seq;
+  r.payload = buf.substr(kFrameHeaderSize);
+  return r;
+}
+
+}  // namespace alog

@@ -1,0 +1,186 @@
+// Segment: committed range, slots and the lazily built sparse index.
+#include "segment.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace alog::detail {
+
+using namespace format;
+
+Segment::Segment(std::string dir, std::string name, std::shared_ptr<File> file,
+                 const SegmentHeader& h, const uint8_t raw_header[kHeaderSize])
+    : path_(path_join(dir, name)), name_(std::move(name)), file_(std::move(file)), header_(h) {
+  (void)raw_header;
+}
+
+int Segment::winner() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return winner_;
+}
+
+Slot Segment::slot() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return slots_[winner_];
+}
+
+void Segment::set_slots(const Slot slots[2], int winner) {
+  std::lock_guard<std::mutex> g(mu_);
+  slots_[0] = slots[0];
+  slots_[1] = slots[1];
+  winner_ = winner;
+}
+
+Status Segment::write_slot(Slot s) {
+  int loser = 1 - winner();
+  s.counter = static_cast<uint16_t>(slot().counter + 1);
+  uint8_t buf[kSlotSize];
+  encode_slot(s, buf);
+  ALOG_TRY(file_->pwrite(buf, kSlotSize, kSlotAOffset + uint64_t(loser) * kSlotSize));
+  std::lock_guard<std::mutex> g(mu_);
+  slots_[loser] = s;
+  winner_ = loser;
+  return {};
+}
+
+Segment::Range Segment::range() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return range_;
+}
+
+void Segment::set_range(const Range& r) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (r.read_offset != range_.read_offset || r.first != range_.first) {
+    index_.clear();
+    indexed_to_ = 0;
+  } else if (r.end < indexed_to_) {
+    while (!index_.empty() && index_.back().offset > r.end) index_.pop_back();
+    if (index_.empty()) {
+      indexed_to_ = 0;
+    } else {
+      const IndexEntry& e = index_.back();
+      indexed_to_ = e.offset;
+      index_tail_ = WalkState{e.offset, e.seq, e.crc, e.pending, false};
+    }
+  }
+  range_ = r;
+  cut_epoch_.fetch_add(1);
+}
+
+void Segment::publish_append(uint64_t end, uint64_t next) {
+  std::lock_guard<std::mutex> g(mu_);
+  range_.end = end;
+  range_.next = next;
+}
+
+void Segment::note_cut(uint64_t next_after_cut) {
+  uint64_t cur = cut_floor_.load();
+  while (next_after_cut < cur && !cut_floor_.compare_exchange_weak(cur, next_after_cut)) {
+  }
+}
+
+Status Segment::corrupt_at(uint64_t offset, uint64_t seq, const std::string& what) const {
+  Status st(Errc::corrupt, path_ + ":" + std::to_string(offset) + ": sequence " +
+                               std::to_string(seq) + ": " + what);
+  st.at(path_, offset);
+  return st;
+}
+
+Status Segment::build_index_locked() const {
+  if (indexed_to_ == 0) {
+    index_.clear();
+    index_.push_back({range_.read_offset, range_.first, range_.read_crc, range_.read_pending});
+    indexed_to_ = range_.read_offset;
+    index_tail_ = WalkState{range_.read_offset, range_.first, range_.read_crc,
+                            range_.read_pending, false};
+  }
+  if (indexed_to_ >= range_.end) return {};
+  // One sequential read of the unindexed part (in large chunks), headers only.
+  FrameWindow w(file_.get(), range_.end + kFrameHeaderSize, 4 << 20);
+  Walker walk(&w, header_.generation, index_tail_, /*read_payloads=*/false);
+  while (walk.state().offset < range_.end) {
+    Stop s = walk.step();
+    if (s == Stop::none) {
+      if (walk.frame().h.is_checkpoint()) {
+        const WalkState& st = walk.state();
+        index_.push_back({st.offset, st.seq, st.crc, st.pending});
+      }
+      continue;
+    }
+    if (s == Stop::io_error) return w.error();
+    // Damage: index up to the stop; readers past it get the error from locate().
+    break;
+  }
+  index_tail_ = walk.state();
+  indexed_to_ = walk.state().offset;
+  return {};
+}
+
+size_t Segment::index_size() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return index_.size();
+}
+
+Result<IndexEntry> Segment::entry_for(uint64_t seq, uint64_t* gap_end) const {
+  std::lock_guard<std::mutex> g(mu_);
+  ALOG_TRY(build_index_locked());
+  auto it = std::upper_bound(index_.begin(), index_.end(), seq,
+                             [](uint64_t s, const IndexEntry& e) { return s < e.seq; });
+  if (it == index_.begin()) return corrupt_at(range_.read_offset, seq, "no index entry");
+  // Several entries may share a sequence (checkpoints with no data between):
+  // the last one at or before seq starts the shortest walk.
+  auto prev = std::prev(it);
+  if (gap_end) *gap_end = it == index_.end() ? range_.end : it->offset;
+  return *prev;
+}
+
+Result<Located> Segment::locate(uint64_t seq) const {
+  uint64_t gap_end = 0;
+  ALOG_ASSIGN(IndexEntry e, entry_for(seq, &gap_end));
+  uint64_t end = range().end;
+  // Read the gap to the next checkpoint with one pread.
+  uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(gap_end - e.offset, 4096), 1 << 20);
+  FrameWindow w(file_.get(), end, chunk);
+  Walker walk(&w, header_.generation, WalkState{e.offset, e.seq, e.crc, e.pending, false},
+              /*read_payloads=*/false);
+  uint64_t walked = 0;
+  while (true) {
+    WalkState before = walk.state();
+    if (before.offset >= end) return corrupt_at(before.offset, seq, "record not found before end");
+    Stop s = walk.step();
+    walked++;
+    if (s == Stop::io_error) return w.error();
+    if (s != Stop::none) return corrupt_at(before.offset, before.seq, stop_text(s));
+    const FrameInfo& f = walk.frame();
+    if (f.h.is_data() && f.seq == seq) {
+      Located l;
+      l.offset = f.offset;
+      l.length = f.h.word;
+      l.batch_end = f.h.is_batch_end();
+      l.before = before;
+      l.after = walk.state();
+      l.entry = e;
+      l.headers_walked = walked;
+      return l;
+    }
+  }
+}
+
+SegmentInfo Segment::info(bool active) const {
+  Range r = range();
+  SegmentInfo i;
+  i.file = name_;
+  i.start_sequence = header_.start_sequence;
+  i.first_sequence = r.first;
+  i.next_sequence = r.next;
+  i.read_offset = r.read_offset;
+  i.size = r.end + kFrameHeaderSize;
+  i.file_length = file_length();
+  i.synced_offset = slot().synced_offset;
+  i.generation = header_.generation;
+  i.created_at_ms = header_.created_at_ms;
+  i.active = active;
+  return i;
+}
+
+}  // namespace alog::detail

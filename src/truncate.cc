@@ -1,0 +1,143 @@
+// TruncateBefore and TruncateAfter, in the file-operation order of FORMAT.md
+// so that a crash at any step leaves the old state, the new one, or a
+// contiguous state in between.
+#include "log_impl.h"
+
+namespace alog {
+
+using namespace detail;
+using namespace format;
+
+namespace {
+Status out_of_bounds(const std::string& dir, const std::string& what) {
+  return Status(Errc::out_of_bounds, what).at(dir);
+}
+}  // namespace
+
+// Renames a segment to NAME.seg.del and syncs the directory; the unlink
+// happens later, off the append path.
+static Status retire(Fs& fs, Reaper& reaper, const std::string& dir, const Segment& seg) {
+  std::string del = seg.path() + ".del";
+  ALOG_TRY(fs.rename(seg.path(), del));
+  ALOG_TRY(fs.sync_dir(dir));
+  reaper.add(del);
+  return {};
+}
+
+Status LogImpl::truncate_before(uint64_t seq) {
+  ALOG_TRY(check_writable());
+  uint64_t first = first_sequence(), next = next_sequence();
+  if (seq <= first) return {};
+  if (seq > next)
+    return out_of_bounds(dir_, "truncate_before(" + std::to_string(seq) +
+                                   ") is beyond the next sequence " + std::to_string(next));
+  if (!reaper_) reaper_ = std::make_unique<Reaper>(fs_);
+  // Whole sealed segments below seq, oldest first.
+  while (true) {
+    auto v = view();
+    if (v->size() < 2 || v->front()->range().next > seq) break;
+    if (Status st = retire(*fs_, *reaper_, dir_, *v->front()); !st.is_ok()) return fail(st);
+    set_view(SegmentList(v->begin() + 1, v->end()));
+  }
+  auto v = view();
+  SegmentPtr holder;
+  for (const auto& s : *v)
+    if (s->range().next > seq) {
+      holder = s;
+      break;
+    }
+  if (!holder) holder = v->back();  // seq == next: empty the log
+  auto r = holder->range();
+  if (seq == r.first) return {};
+  WalkState at;
+  if (seq == r.next) {
+    at = tail_;  // only the active segment can hold next_sequence()
+  } else {
+    auto l = holder->locate(seq);
+    if (!l.is_ok()) return l.status();
+    at = l->before;
+  }
+  Slot s = holder->slot();
+  s.read_offset = at.offset;
+  s.first_sequence = seq;
+  s.read_crc = at.crc;
+  s.read_pending = at.pending;
+  if (s.synced_offset < at.offset) {
+    s.synced_offset = at.offset;
+    s.synced_sequence = seq;
+    s.synced_crc = at.crc;
+    s.synced_pending = at.pending;
+  }
+  if (Status st = holder->write_slot(s); !st.is_ok()) return fail(st);
+  if (Status st = holder->file().datasync(); !st.is_ok()) return fail(st);
+  holder->set_range({at.offset, seq, at.crc, at.pending, r.end, r.next});
+  return {};
+}
+
+Status LogImpl::truncate_after(uint64_t seq) {
+  ALOG_TRY(check_writable());
+  uint64_t first = first_sequence(), next = next_sequence();
+  if (next == first)
+    return out_of_bounds(dir_, "truncate_after(" + std::to_string(seq) + ") on an empty log");
+  if (seq < first || seq >= next)
+    return out_of_bounds(dir_, "truncate_after(" + std::to_string(seq) +
+                                   ") is outside the retained records [" + std::to_string(first) +
+                                   ", " + std::to_string(next - 1) + "]");
+  if (!reaper_) reaper_ = std::make_unique<Reaper>(fs_);
+  // Later segments, newest first.
+  while (true) {
+    auto v = view();
+    if (v->size() < 2 || v->back()->start_sequence() <= seq) break;
+    v->back()->mark_reaped();
+    if (Status st = retire(*fs_, *reaper_, dir_, *v->back()); !st.is_ok()) return fail(st);
+    set_view(SegmentList(v->begin(), v->end() - 1));
+  }
+  SegmentPtr seg = view()->back();
+  auto loc = seg->locate(seq);
+  if (!loc.is_ok()) return fail(loc.status());
+  const Located& l = *loc;
+  const WalkState& after = l.after;
+  File& f = seg->file();
+  // 1. Make everything up to P durable and, unless P is already a batch
+  //    boundary inside the synced range, mark it with the synced offset.
+  if (Status st = f.datasync(); !st.is_ok()) return fail(st);
+  Slot s = seg->slot();
+  if (!l.batch_end || s.synced_offset > after.offset) {
+    s.synced_offset = after.offset;
+    s.synced_sequence = after.seq;
+    s.synced_crc = after.crc;
+    s.synced_pending = after.pending;
+    if (Status st = seg->write_slot(s); !st.is_ok()) return fail(st);
+    if (Status st = f.datasync(); !st.is_ok()) return fail(st);
+  }
+  // 2. Cut the file at P; a checkpoint first when P is inside a batch.
+  if (Status st = f.truncate(after.offset); !st.is_ok()) return fail(st);
+  uint8_t frames[2 * kFrameHeaderSize];
+  size_t n = 0;
+  WalkState eof = after;
+  if (!l.batch_end) {
+    encode_checkpoint(after.crc, after.pending, seg->generation(), false, frames);
+    n += kFrameHeaderSize;
+    eof.offset += kFrameHeaderSize;
+    eof.crc = 0;
+    eof.pending = 0;
+  }
+  eof.open_batch = false;
+  encode_checkpoint(eof.crc, eof.pending, seg->generation(), true, frames + n);
+  n += kFrameHeaderSize;
+  if (Status st = f.pwrite(frames, n, after.offset); !st.is_ok()) return fail(st);
+  if (Status st = f.datasync(); !st.is_ok()) return fail(st);
+  tail_ = eof;
+  seg->set_file_length(after.offset + n);
+  auto r = seg->range();
+  seg->note_cut(after.seq);
+  seg->set_range({r.read_offset, r.first, r.read_crc, r.read_pending, eof.offset, eof.seq});
+  return {};
+}
+
+Status LogImpl::refresh() {
+  if (writable_) return {};
+  return {};
+}
+
+}  // namespace alog
