@@ -1,0 +1,133 @@
+// Verification and repair as reports: corruption is data, not just a failure.
+// verify() checks everything FORMAT.md defines and never writes; recover()
+// plans (and unless dry_run, applies) recovery, keeping every removed byte
+// in lost+found/.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alog/fs.h"
+#include "alog/status.h"
+
+namespace alog {
+
+enum class Classification : uint8_t {
+  torn_tail,   // at or after the active segment's synced offset: safe to cut
+  corruption,  // in synced data or headers: never cut without --force
+  warning,     // not damage (an invalid losing slot, a misnamed file, stale bytes)
+};
+const char* classification_name(Classification c);  // "torn_tail", "corruption", "warning"
+
+struct Problem {
+  std::string file;                  // segment file name ("" for the directory itself)
+  std::optional<uint64_t> offset;    // where the walk stopped (0 for header damage)
+  std::optional<uint64_t> cut_at;    // the batch boundary recovery would cut at (none for headers)
+  std::optional<uint64_t> first_seq;  // sequences affected, where known
+  std::optional<uint64_t> last_seq;
+  std::string kind;  // segment_header, metadata_slots, frame_crc, checkpoint_crc,
+                     // checkpoint_stride, bad_flags, stale_generation, reserved_bytes,
+                     // bad_stride, truncated_header, truncated_payload,
+                     // eof_without_batch_end, synced_offset, sequence_gap,
+                     // name_mismatch, bytes_after_eof, slot_warning, damaged_record
+  Classification classification = Classification::corruption;
+  std::string expected;
+  std::string found;
+  std::string message;  // one line, without the file and offset
+};
+
+struct SegmentReport {
+  std::string file;
+  bool header_ok = false;
+  bool active = false;
+  uint64_t start_sequence = 0;
+  uint64_t first_sequence = 0;
+  uint64_t next_sequence = 0;  // as far as the walk got
+  uint64_t read_offset = 0;
+  uint64_t synced_offset = 0;
+  uint64_t synced_sequence = 0;
+  uint64_t size = 0;         // end of the EOF frame (or where the walk stopped)
+  uint64_t file_length = 0;
+  uint16_t generation = 0;
+  uint64_t created_at_ms = 0;
+  int winner_slot = -1;      // 0 = A, 1 = B
+  uint64_t records = 0;
+  uint64_t batches = 0;      // BatchEnd frames met
+  uint64_t checkpoints = 0;  // checkpoint frames met (not the EOF)
+  uint64_t payload_bytes = 0;
+  bool clean = false;        // the walk reached a valid EOF
+};
+
+// log2 buckets: bucket 0 counts 0, bucket k (k >= 1) counts [2^(k-1), 2^k).
+inline constexpr size_t kHistBuckets = 34;
+using Histogram = std::array<uint64_t, kHistBuckets>;
+size_t hist_bucket(uint64_t v);
+
+struct VerifyReport {
+  std::string path;
+  std::vector<SegmentReport> segments;
+  std::vector<Problem> problems;
+  std::optional<uint64_t> first_sequence;  // first readable record, if any
+  uint64_t next_sequence = 0;
+  uint64_t records = 0;
+  bool writer_active = false;  // a live writer holds LOCK: a torn tail may be a batch in flight
+  bool headers_only = false;
+  Histogram payload_sizes{};
+  Histogram batch_sizes{};
+  uint64_t bytes_read = 0;
+
+  bool has(Classification c) const;
+  // No torn tail and no corruption (warnings allowed).
+  bool clean() const { return !has(Classification::torn_tail) && !has(Classification::corruption); }
+};
+
+struct VerifyOptions {
+  bool headers_only = false;  // verify via checkpoints without reading payloads
+  Fs* fs = nullptr;           // nullptr: posix_fs()
+  // Called now and then with bytes walked so far and the total to walk.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+// Verifies a log directory, or a single segment file. Never writes. Errors
+// (not_found, not_a_log, io) only when there is nothing to verify; damage is
+// in the report.
+Result<VerifyReport> verify(const std::string& path, const VerifyOptions& options = {});
+
+struct RecoverAction {
+  std::string action;  // "cut", "move_segment", "remove_tmp", "remove_del", "rename"
+  std::string file;
+  std::optional<uint64_t> offset;
+  uint64_t records_dropped = 0;
+  uint64_t bytes_dropped = 0;
+  std::optional<uint64_t> first_seq;  // records dropped, where known
+  std::optional<uint64_t> last_seq;
+  std::string saved_to;  // lost+found/ path, relative to the log directory
+  std::string reason;
+};
+
+struct RecoverOptions {
+  bool dry_run = false;
+  bool force = false;  // cut corruption at the last good batch boundary before it
+  Fs* fs = nullptr;
+  std::function<uint64_t()> clock_ms;
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+struct RecoverReport {
+  VerifyReport before;
+  std::vector<RecoverAction> actions;
+  bool refused = false;  // corruption found and force not given: nothing changed
+  bool applied = false;  // actions were carried out (not dry_run)
+  VerifyReport after;    // when applied
+};
+
+// Verifies every segment, then plans: cut a torn tail (always), cut
+// corruption only with force (FORMAT.md "A forced cut"), remove leftovers.
+// Takes the LOCK (locked when a writer holds it) unless dry_run.
+Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& options = {});
+
+}  // namespace alog
