@@ -123,6 +123,19 @@ inline Pair interleave(int rounds, const std::function<double()>& fig,
   return {median(f), median(l)};
 }
 
+// Calls chunk() until about `ns` have passed (at least once) and returns
+// all the samples: trials of fdatasync-bound work take the same time however
+// fast the disk is at the moment, so interleaved rounds stay short.
+inline std::vector<double> for_about(uint64_t ns, const std::function<std::vector<double>()>& chunk) {
+  std::vector<double> all;
+  uint64_t t0 = now_ns();
+  do {
+    auto v = chunk();
+    all.insert(all.end(), v.begin(), v.end());
+  } while (now_ns() - t0 < ns);
+  return all;
+}
+
 // ---- formatting ----
 
 inline std::string fmt(const char* f, double v) {
