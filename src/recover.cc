@@ -294,9 +294,22 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   o.clock_ms = opt.clock_ms;
   o.start_sequence = restart;
   o.max_disk_size = 0;
+  std::vector<std::string> lf_before;
+  if (auto l = fs.list(c.lost_found()); l.is_ok()) lf_before = *l;
   {
     ALOG_ASSIGN(auto log, Log::open(dir, o));
     ALOG_TRY(log->close());
+  }
+  // Name what the open-time recovery saved for a torn-tail cut.
+  if (auto l = fs.list(c.lost_found()); l.is_ok()) {
+    for (const auto& name : *l) {
+      if (std::find(lf_before.begin(), lf_before.end(), name) != lf_before.end()) continue;
+      for (auto& a : rep.actions)
+        if (a.action == "cut" && a.offset &&
+            name.rfind(a.file + "@" + std::to_string(*a.offset) + ".", 0) == 0 &&
+            name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0)
+          a.saved_to = std::string(kLostFoundName) + "/" + name;
+    }
   }
   rep.applied = true;
   ALOG_ASSIGN(VerifyDetail after, verify_detail(dir, vo));
