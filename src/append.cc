@@ -24,16 +24,8 @@ Status LogImpl::create_segment(uint64_t start, SegmentPtr* out) {
   uint64_t created = now_ms();
   if (!v->empty()) created = std::max(created, v->back()->header().created_at_ms);
   SegmentHeader h{start, created, 1};
-  uint8_t buf[kEmptySegmentSize] = {};
-  encode_segment_header(h, buf);
-  Slot a;
-  a.read_offset = kHeaderSize;
-  a.first_sequence = start;
-  a.counter = 1;
-  a.synced_offset = kHeaderSize;
-  a.synced_sequence = start;
-  encode_slot(a, buf + kSlotAOffset);
-  encode_checkpoint(0, 0, 1, true, buf + kHeaderSize);
+  uint8_t buf[kEmptySegmentSize];
+  encode_new_segment(h, buf);
   std::string name = segment_name(start);
   std::string tmp = path_join(dir_, name + ".tmp");
   std::string path = path_join(dir_, name);
@@ -43,7 +35,7 @@ Status LogImpl::create_segment(uint64_t start, SegmentPtr* out) {
   ALOG_TRY(fs_->rename(tmp, path));
   ALOG_TRY(fs_->sync_dir(dir_));
   auto seg = std::make_shared<Segment>(dir_, name, std::shared_ptr<File>(std::move(f)), h, buf);
-  Slot slots[2] = {a, Slot{}};
+  Slot slots[2] = {new_segment_slot(start), Slot{}};
   seg->set_slots(slots, 0);
   seg->set_file_length(kEmptySegmentSize);
   seg->set_range({kHeaderSize, start, 0, 0, kHeaderSize, start});
@@ -67,16 +59,8 @@ Status LogImpl::recycle_oldest(uint64_t start, SegmentPtr* out) {
   uint64_t created = std::max(now_ms(), v->back()->header().created_at_ms);
   uint16_t gen = old->generation() == 65535 ? 1 : static_cast<uint16_t>(old->generation() + 1);
   SegmentHeader h{start, created, gen};
-  uint8_t buf[kEmptySegmentSize] = {};
-  encode_segment_header(h, buf);
-  Slot a;
-  a.read_offset = kHeaderSize;
-  a.first_sequence = start;
-  a.counter = 1;
-  a.synced_offset = kHeaderSize;
-  a.synced_sequence = start;
-  encode_slot(a, buf + kSlotAOffset);
-  encode_checkpoint(0, 0, gen, true, buf + kHeaderSize);
+  uint8_t buf[kEmptySegmentSize];
+  encode_new_segment(h, buf);
   // The same inode, still open as old->file(); reopen under the new name.
   ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::read_write));
   ALOG_TRY(f->pwrite(buf, sizeof buf, 0));
@@ -84,7 +68,7 @@ Status LogImpl::recycle_oldest(uint64_t start, SegmentPtr* out) {
   ALOG_TRY(fs_->rename(tmp, path));
   ALOG_TRY(fs_->sync_dir(dir_));
   auto seg = std::make_shared<Segment>(dir_, name, std::shared_ptr<File>(std::move(f)), h, buf);
-  Slot slots[2] = {a, Slot{}};
+  Slot slots[2] = {new_segment_slot(start), Slot{}};
   seg->set_slots(slots, 0);
   seg->set_file_length(std::max<uint64_t>(old->file_length(), kEmptySegmentSize));
   seg->set_range({kHeaderSize, start, 0, 0, kHeaderSize, start});

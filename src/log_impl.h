@@ -97,10 +97,8 @@ class LogImpl {
   Status open_segment(const std::string& name, detail::SegmentPtr* out, Status* damage);
   Status recover_active(const detail::SegmentPtr& seg);
   Status walk_active_for_read(const detail::SegmentPtr& seg);
-  Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, uint64_t file_len,
-                const char* reason);
-  Status save_lost(const std::string& source_path, uint64_t offset, const std::string& bytes,
-                   const char* reason);
+  // Cuts the active segment at boundary b (FORMAT.md "Cutting at a boundary").
+  Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, const char* reason);
   void set_view(detail::SegmentList segs);
 
   Status create_segment(uint64_t start, detail::SegmentPtr* out);

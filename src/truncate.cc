@@ -115,18 +115,9 @@ Status LogImpl::truncate_after(uint64_t seq) {
   // 2. Cut the file at P; a checkpoint first when P is inside a batch.
   if (Status st = f.truncate(after.offset); !st.is_ok()) return fail(st);
   uint8_t frames[2 * kFrameHeaderSize];
-  size_t n = 0;
-  WalkState eof = after;
-  if (!l.batch_end) {
-    encode_checkpoint(after.crc, after.pending, seg->generation(), false, frames);
-    n += kFrameHeaderSize;
-    eof.offset += kFrameHeaderSize;
-    eof.crc = 0;
-    eof.pending = 0;
-  }
-  eof.open_batch = false;
-  encode_checkpoint(eof.crc, eof.pending, seg->generation(), true, frames + n);
-  n += kFrameHeaderSize;
+  size_t n = encode_end(after.crc, after.pending, seg->generation(), !l.batch_end, frames);
+  WalkState eof{after.offset + n - kFrameHeaderSize, after.seq, l.batch_end ? after.crc : 0,
+                static_cast<uint16_t>(l.batch_end ? after.pending : 0), false};
   if (Status st = f.pwrite(frames, n, after.offset); !st.is_ok()) return fail(st);
   if (Status st = f.datasync(); !st.is_ok()) return fail(st);
   tail_ = eof;
