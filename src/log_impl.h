@@ -102,6 +102,8 @@ class LogImpl {
   void set_view(detail::SegmentList segs);
 
   Status create_segment(uint64_t start, detail::SegmentPtr* out);
+  Status install_segment(std::unique_ptr<File> f, const format::SegmentHeader& h,
+                         uint64_t file_length, detail::SegmentPtr* out);
   Status recycle_oldest(uint64_t start, detail::SegmentPtr* out);
   Status roll(uint64_t start);
   Status write_batch(const detail::RecordRef* recs, size_t n, bool cp_first, bool cp_after);
