@@ -7,3 +7,4 @@
 #include "alog/log.h"
 #include "alog/scanner.h"
 #include "alog/status.h"
+#include "alog/writer.h"
