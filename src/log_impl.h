@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -128,6 +129,11 @@ class LogImpl {
   std::atomic<bool> writer_attached_{false};
   Status damage_;
   std::string torn_tail_;
+  // Read-only refresh: where the previous look at the active segment ended,
+  // and whether the log was found cut and rewritten behind it.
+  std::optional<detail::WalkState> resume_;
+  std::string resume_name_;
+  bool rewritten_ = false;
   std::vector<uint8_t> scratch_;
   std::vector<struct iovec> iov_;
   std::unique_ptr<detail::Reaper> reaper_;

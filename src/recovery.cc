@@ -1,6 +1,7 @@
 // Recovery of the active segment on open (FORMAT.md "Opening for writing"),
 // the read-only tail walk, cutting at a batch boundary and lost+found/.
 #include <cstring>
+#include <optional>
 
 #include "log_impl.h"
 
@@ -150,16 +151,37 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
 Status LogImpl::walk_active_for_read(const SegmentPtr& seg) {
   Slot slot = seg->slot();
   uint64_t len = seg->file_length();
-  WalkState start = synced_state(slot);
   FrameWindow w(&seg->file(), len);
-  Walker walk(&w, seg->generation(), start, /*read_payloads=*/true);
-  Stop stop = walk.run();
-  if (stop == Stop::io_error) return w.error();
+  std::optional<Walker> done;
+  Stop stop = Stop::none;
+  // A refresh resumes where the previous look ended, so following a live log
+  // costs what was appended since, not the whole unsynced tail. From there
+  // the walk must reach an EOF, or stop no earlier than the synced offset (a
+  // batch in flight); anything else means the log was cut and rewritten
+  // behind the old end (a truncate_after in another process).
+  if (resume_ && resume_name_ == seg->name()) {
+    if (resume_->offset + format::kFrameHeaderSize > len) {
+      rewritten_ = true;
+    } else {
+      Walker walk(&w, seg->generation(), *resume_, /*read_payloads=*/true);
+      stop = walk.run();
+      if (stop == Stop::io_error) return w.error();
+      if (stop == Stop::eof || walk.state().offset >= slot.synced_offset) done = walk;
+      else rewritten_ = true;
+    }
+  }
+  if (!done) {
+    Walker walk(&w, seg->generation(), synced_state(slot), /*read_payloads=*/true);
+    stop = walk.run();
+    if (stop == Stop::io_error) return w.error();
+    done = walk;
+  }
   auto r = seg->range();
   // A torn tail is the end for a reader.
-  tail_ = stop == Stop::eof ? walk.state() : walk.boundary();
+  tail_ = stop == Stop::eof ? done->state() : done->boundary();
+  torn_tail_.clear();
   if (stop != Stop::eof)
-    torn_tail_ = seg->path() + ":" + std::to_string(walk.state().offset) + ": " + stop_text(stop);
+    torn_tail_ = seg->path() + ":" + std::to_string(done->state().offset) + ": " + stop_text(stop);
   r.end = tail_.offset;
   r.next = tail_.seq;
   seg->set_range(r);

@@ -1,6 +1,8 @@
 // TruncateBefore and TruncateAfter, in the file-operation order of FORMAT.md
 // so that a crash at any step leaves the old state, the new one, or a
 // contiguous state in between.
+#include <algorithm>
+
 #include "log_impl.h"
 
 namespace alog {
@@ -135,8 +137,56 @@ Status LogImpl::truncate_after(uint64_t seq) {
   return {};
 }
 
+// Whether a walk from `from` in seg's file reaches its EOF at the end of its range.
+static bool continues(const Segment& seg, const WalkState& from) {
+  auto r = seg.range();
+  if (from.offset > r.end) return false;
+  FrameWindow w(&seg.file(), r.end + kFrameHeaderSize);
+  Walker walk(&w, seg.generation(), from, /*read_payloads=*/true);
+  return walk.run() == Stop::eof && walk.state().offset == r.end;
+}
+
 Status LogImpl::refresh() {
   if (writable_) return {};
+  auto old = view();
+  LogImpl fresh(dir_, opt_, /*writable=*/false);
+  if (!old->empty()) {
+    fresh.resume_ = tail_;
+    fresh.resume_name_ = old->back()->name();
+  }
+  ALOG_TRY(fresh.load());
+  auto now = fresh.view();
+  const uint64_t next = now->empty() ? 0 : now->back()->range().next;
+  // Keep the old segment objects (their scanners and indexes) for files that
+  // are still the same, and tell scanners what happened to their records.
+  SegmentList merged(now->begin(), now->end());
+  for (const auto& o : *old) {
+    SegmentPtr same;
+    for (const auto& n : *now)
+      if (n->name() == o->name() && n->header().generation == o->header().generation &&
+          n->header().created_at_ms == o->header().created_at_ms)
+        same = n;
+    if (!same) {
+      // Gone: removed by truncate_after when it held records at or after the
+      // new end; recycled files are caught by the scanner's generation check;
+      // truncate_before removals stay readable.
+      if (o->start_sequence() >= next || !o->header_unchanged()) o->mark_reaped();
+      continue;
+    }
+    auto ro = o->range(), rn = same->range();
+    // A segment that now ends earlier, or whose old end no longer continues
+    // to its EOF, was cut and rewritten by a truncate_after. Where exactly is
+    // not known from outside, so no record of it read before is trusted.
+    bool cut = rn.next < ro.next ||
+               (o == old->back() && (same == now->back() ? fresh.rewritten_ : !continues(*same, tail_)));
+    if (cut) o->note_cut(rn.first);
+    o->adopt(*same);
+    std::replace(merged.begin(), merged.end(), same, o);
+  }
+  set_view(std::move(merged));
+  damage_ = fresh.damage_;
+  torn_tail_ = fresh.torn_tail_;
+  tail_ = fresh.tail_;
   return {};
 }
 

@@ -138,7 +138,12 @@ class Log {
   const std::string& torn_tail() const;
 
   // For read-only logs: picks up records, segments and truncations that
-  // another process made since open. Cheap when nothing changed.
+  // another process made since open (or the last refresh), walking only what
+  // was appended since. Scanners on a segment that another process recycled
+  // or cut with truncate_after stop with segment_reaped at their next call
+  // (from outside the cut's exact position is unknown, so every scanner of a
+  // cut segment stops); scanners on segments removed by truncate_before
+  // finish them.
   Status refresh();
 
   LogImpl& impl() { return *impl_; }
