@@ -2,6 +2,7 @@
 // operations of FORMAT.md "What each operation does to the files".
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -121,9 +122,11 @@ class LogImpl {
   mutable std::mutex view_mu_;
   std::shared_ptr<const detail::SegmentList> view_;
   detail::WalkState tail_;  // writer: state at the active segment's EOF position
-  bool failed_ = false;
+  // Atomic: Log::failed() and Log::append's busy check run in any thread
+  // while a Writer's thread appends.
+  std::atomic<bool> failed_{false};
   bool closed_ = false;
-  bool writer_attached_ = false;
+  std::atomic<bool> writer_attached_{false};
   Status damage_;
   std::string torn_tail_;
   // Read-only refresh: where the previous look at the active segment ended,
