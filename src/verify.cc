@@ -149,7 +149,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     }
     l.slots = choose_slot(hdr, l.h.start_sequence);
     if (l.slots.winner < 0) {
-      rep.problems.push_back(problem(n, kSlotAOffset, "metadata_slots", Classification::corruption,
+      rep.problems.push_back(problem(n, 0, "metadata_slots", Classification::corruption,
                                      l.slots.error));
       segs.push_back(std::move(l));
       continue;
@@ -369,7 +369,9 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
             l.name, at.offset + kFrameHeaderSize, "bytes_after_eof", Classification::warning,
             std::to_string(l.length - at.offset - kFrameHeaderSize) +
                 (l.h.generation > 1 ? " bytes of stale frames after the EOF (recycled file); never read"
-                                    : " bytes after the EOF; never read (a writer's open truncates them)")));
+                                    : " bytes after the EOF; never read (a writer's open truncates them)"),
+            "file length " + std::to_string(at.offset + kFrameHeaderSize),
+            "file length " + std::to_string(l.length)));
     } else {
       bool torn = active && at.offset >= slot.synced_offset;
       Classification c = torn ? (rep.writer_active ? Classification::warning : Classification::torn_tail)
@@ -385,8 +387,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       }
       Problem p = problem(l.name, at.offset, stop_kind(stop), c, msg, walk.expected(), walk.found());
       p.cut_at = walk.boundary().offset;
-      p.first_seq = at.seq;
-      if (torn) p.first_seq = walk.boundary().seq;
+      p.first_seq = walk.boundary().seq;  // everything from the cut on is affected
       rep.problems.push_back(p);
     }
     rep.records += sr.records;

@@ -377,3 +377,26 @@ TEST_CASE("a corrupt payload is reported by read with file, offset and sequence"
   CHECK(r.status().message().find("sequence 1") != std::string::npos);
   CHECK(log->read(0)->payload == "alpha");
 }
+
+TEST_CASE("a live writer's lock is seen without taking a lock") {
+  TempDir t;
+  auto log = must_open(t / "log");
+  CHECK(posix_fs().is_locked(t / "log/LOCK"));
+  auto v = verify(t / "log");
+  REQUIRE(v.is_ok());
+  CHECK(v->writer_active);
+  // The probe did not disturb the writer's lock: another writer is still refused.
+  CHECK(Log::open(t / "log").status().code() == Errc::locked);
+  log.reset();
+  CHECK_FALSE(posix_fs().is_locked(t / "log/LOCK"));
+}
+
+TEST_CASE("close without sync releases the lock and leaves the slot untouched") {
+  TempDir t;
+  auto log = must_open(t / "log");
+  REQUIRE(log->append({"a"}).is_ok());
+  auto before = read_file(t / "log/00000000000000000000.seg");
+  REQUIRE(log->close(false).is_ok());
+  CHECK(read_file(t / "log/00000000000000000000.seg") == before);
+  CHECK(Log::open(t / "log").is_ok());
+}
