@@ -50,7 +50,12 @@ class FrameWindow {
   FrameWindow(File* file, uint64_t limit, size_t chunk = 1 << 20)
       : file_(file), limit_(limit), chunk_(chunk) {}
   // Makes [off, off+n) available; false when it extends past the limit or the read fails.
-  bool ensure(uint64_t off, uint64_t n);
+  bool ensure(uint64_t off, uint64_t n) {
+    // Inline for the common case, bytes already in the window: scans call this per frame.
+    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + buf_.size())
+      return true;
+    return refill(off, n);
+  }
   const uint8_t* at(uint64_t off) const { return buf_.data() + (off - base_); }
   uint64_t limit() const { return limit_; }
   void set_limit(uint64_t limit) {
@@ -62,6 +67,7 @@ class FrameWindow {
   uint64_t bytes_read() const { return bytes_read_; }
 
  private:
+  bool refill(uint64_t off, uint64_t n);
   File* file_;
   uint64_t limit_;
   size_t chunk_;
