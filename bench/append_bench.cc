@@ -142,6 +142,7 @@ int main() {
 
   // ---- 64 KiB payloads into a recycled (warm) segment ----
   {
+    settle();
     const uint64_t seg = 64 * alog::kMiB;
     const uint64_t count = scaled(512, 64);
     std::string big = payload(64 * 1024, 3);
@@ -224,6 +225,7 @@ int main() {
     auto log = recycled_log(tmp.sub("durable"), seg, 2);
     std::string raw = tmp.sub("sync.raw");
     limits::preallocate(raw, seg);
+    settle();
     int fd = limits::open_rw(raw);
     uint64_t raw_off = 4096;
     uint64_t rolls = 0;

@@ -78,6 +78,7 @@ int main() {
   const size_t batch_bytes = 500 * 116 + 16;
   const uint64_t trial_ns = static_cast<uint64_t>(2e8 * std::min(1.0, scale()));
 
+  settle();
   alog::Writer w(*log);
   check(w.start(), "writer start");
   for (int producers : {8, 64}) {
