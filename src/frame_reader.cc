@@ -125,7 +125,7 @@ Stop Walker::step() {
     st_.seq++;
     st_.offset = end;
     st_.open_batch = !h.is_batch_end();
-    if (h.is_batch_end()) boundary_ = st_;
+    if (h.is_batch_end() || st_.offset == extra_boundary_) boundary_ = st_;
     return Stop::none;
   }
   // Checkpoint or EOF.
@@ -145,6 +145,17 @@ Stop Walker::step() {
   st_.open_batch = false;
   boundary_ = st_;
   return Stop::none;
+}
+
+void Walker::skip_damaged_data() {
+  const uint8_t* p = w_->at(st_.offset);
+  st_.crc = crc32c_extend(st_.crc, p, kFrameHeaderSize);
+  st_.pending = static_cast<uint16_t>(st_.pending + 1);
+  f_.seq = st_.seq;
+  st_.seq++;
+  st_.offset += kFrameHeaderSize + f_.h.word;
+  st_.open_batch = !f_.h.is_batch_end();
+  if (f_.h.is_batch_end() || st_.offset == extra_boundary_) boundary_ = st_;
 }
 
 Stop Walker::run() {

@@ -101,6 +101,12 @@ class Walker {
   // For stops: what was expected and found ("crc 0x1234abcd", ...).
   const std::string& expected() const { return expected_; }
   const std::string& found() const { return found_; }
+  // After step() returned frame_crc for a data frame whose header looks
+  // sound, advances past it as if it were intact (verify uses this to go on
+  // past payload damage when a later checkpoint confirms the headers).
+  void skip_damaged_data();
+  // Makes `offset` a batch boundary too (the winning slot's synced offset).
+  void add_boundary(uint64_t offset) { extra_boundary_ = offset; }
   // Runs step() until something other than Stop::none.
   Stop run();
 
@@ -113,6 +119,7 @@ class Walker {
   bool read_payloads_;
   FrameInfo f_;
   std::string expected_, found_;
+  uint64_t extra_boundary_ = 0;
 };
 
 std::string hex32(uint32_t v);  // "0x%08x"

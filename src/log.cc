@@ -42,7 +42,7 @@ Result<std::unique_ptr<Log>> Log::open_read(const std::string& dir, const Option
   return std::unique_ptr<Log>(new Log(std::move(impl)));
 }
 
-Status Log::close() { return impl_->close(); }
+Status Log::close(bool sync) { return impl_->close(sync); }
 
 Result<uint64_t> Log::append(std::span<const std::string_view> payloads) {
   if (impl_->writer_attached())
@@ -198,7 +198,7 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
   }
   SlotChoice c = choose_slot(hdr, h.start_sequence);
   if (c.winner < 0) {
-    *damage = corrupt(path, kSlotAOffset, "metadata slots: " + c.error);
+    *damage = corrupt(path, 0, "metadata slots: " + c.error);
     return {};
   }
   const Slot& s = c.slot[c.winner];
@@ -349,11 +349,11 @@ Status LogImpl::load_segments(bool writer) {
   return walk_active_for_read(list.back());
 }
 
-Status LogImpl::close() {
+Status LogImpl::close(bool sync) {
   if (closed_) return {};
   closed_ = true;
   Status st;
-  if (writable_ && !failed_) {
+  if (writable_ && !failed_ && sync) {
     auto v = view();
     if (!v->empty()) {
       // Sync, record the synced offset, sync again: a cleanly closed segment opens without a walk.

@@ -51,7 +51,7 @@ class LogImpl {
 
   // Loading and recovery (log.cc, recovery.cc).
   Status load();
-  Status close();
+  Status close(bool sync = true);
 
   // Writing (append.cc).
   Result<uint64_t> append_batch(const detail::RecordRef* recs, size_t n);

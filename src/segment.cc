@@ -64,7 +64,6 @@ void Segment::set_range(const Range& r) {
     }
   }
   range_ = r;
-  cut_epoch_.fetch_add(1);
 }
 
 void Segment::publish_append(uint64_t end, uint64_t next) {
@@ -74,9 +73,16 @@ void Segment::publish_append(uint64_t end, uint64_t next) {
 }
 
 void Segment::note_cut(uint64_t next_after_cut) {
-  uint64_t cur = cut_floor_.load();
-  while (next_after_cut < cur && !cut_floor_.compare_exchange_weak(cur, next_after_cut)) {
-  }
+  std::lock_guard<std::mutex> g(mu_);
+  cut_next_.push_back(next_after_cut);
+  cuts_.store(cut_next_.size());
+}
+
+uint64_t Segment::lowest_cut_since(uint64_t seen) const {
+  std::lock_guard<std::mutex> g(mu_);
+  uint64_t low = UINT64_MAX;
+  for (size_t i = seen; i < cut_next_.size(); i++) low = std::min(low, cut_next_[i]);
+  return low;
 }
 
 Status Segment::corrupt_at(uint64_t offset, uint64_t seq, const std::string& what) const {

@@ -75,8 +75,10 @@ class Log {
   Log& operator=(const Log&) = delete;
 
   // Syncs, records the synced offset, syncs again and releases the lock.
-  // Idempotent. Scanners stay usable until destroyed.
-  Status close();
+  // With sync = false it only releases the lock: what was not synced may be
+  // lost in a crash (a later open recovers it). Idempotent. Scanners stay
+  // usable until destroyed.
+  Status close(bool sync = true);
 
   // Appends one batch (all or nothing after a crash); returns the last
   // sequence of the batch. No payloads: writes nothing and returns

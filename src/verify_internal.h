@@ -1,0 +1,37 @@
+// What verify() learns beyond its public report: per-segment walk states,
+// used by recover() to plan cuts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alog/format.h"
+#include "alog/verify.h"
+#include "frame_reader.h"
+
+namespace alog::detail {
+
+struct SegmentDetail {
+  std::string name;
+  bool header_ok = false;
+  format::Slot slot;
+  uint16_t generation = 0;
+  uint64_t start_sequence = 0;
+  Stop stop = Stop::none;
+  WalkState stop_state;  // where the walk stopped (or the EOF position)
+  WalkState boundary;    // last batch boundary at or before the stop
+  std::optional<uint64_t> first_damage;  // first confirmed damaged record's offset
+  WalkState damage_boundary;             // the batch boundary before it
+  bool gap_before = false;  // its start does not follow the previous segment
+};
+
+struct VerifyDetail {
+  VerifyReport report;
+  std::string dir;
+  std::vector<SegmentDetail> segments;  // in log order, parallel to report.segments
+};
+
+Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt);
+
+}  // namespace alog::detail

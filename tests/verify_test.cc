@@ -1,0 +1,199 @@
+// verify() and recover() against the conformance vectors and hand-made damage.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "alog/log.h"
+#include "alog/verify.h"
+#include "support/util.h"
+
+using namespace alog;
+using namespace alog::test;
+using nlohmann::json;
+
+namespace {
+const std::string kVectors = std::string(ALOG_TESTDATA_DIR) + "/vectors";
+json expect(const std::string& name) {
+  return json::parse(read_file(kVectors + "/" + name + "/expect.json"));
+}
+const Problem* first_damage(const VerifyReport& r) {
+  for (const auto& p : r.problems)
+    if (p.classification != Classification::warning) return &p;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("verify finds every clean vector clean with the expected checkpoint counts") {
+  for (const char* name : {"seed-append", "multi-segment", "start-sequence", "empty",
+                           "checkpoint-first", "truncated"}) {
+    CAPTURE(name);
+    json e = expect(name);
+    auto r = verify(kVectors + "/" + name + "/log");
+    REQUIRE(r.is_ok());
+    CHECK(r->clean());
+    CHECK(r->problems.empty());
+    CHECK(r->records == e["count"].get<uint64_t>());
+    REQUIRE(r->segments.size() == e["segments"].size());
+    for (size_t i = 0; i < r->segments.size(); i++) {
+      CHECK(r->segments[i].checkpoints == e["segments"][i]["checkpoints"].get<uint64_t>());
+      CHECK(r->segments[i].size == e["segments"][i]["size"].get<uint64_t>());
+      CHECK(r->segments[i].next_sequence == e["segments"][i]["next"].get<uint64_t>());
+    }
+  }
+}
+
+TEST_CASE("verify reports the first damage of every damaged vector exactly as expect.json says") {
+  for (const char* name : {"torn-tail", "unsynced-damage", "midlog-corruption", "sealed-length-flip"}) {
+    CAPTURE(name);
+    json e = expect(name);
+    std::string dir = kVectors + "/" + name + "/log";
+    auto before = snapshot_tree(dir);
+    auto r = verify(dir);
+    REQUIRE(r.is_ok());
+    CHECK_FALSE(r->clean());
+    const Problem* p = first_damage(*r);
+    REQUIRE(p);
+    CHECK(p->file == e["damage"]["file"].get<std::string>());
+    CHECK(p->offset == e["damage"]["offset"].get<uint64_t>());
+    CHECK(p->cut_at == e["damage"]["cut_at"].get<uint64_t>());
+    CHECK(classification_name(p->classification) == e["damage"]["classification"].get<std::string>());
+    CHECK(snapshot_tree(dir) == before);
+  }
+}
+
+TEST_CASE("headers-only verify finds a flipped length field without reading payloads") {
+  VerifyOptions o;
+  o.headers_only = true;
+  auto r = verify(kVectors + "/sealed-length-flip/log", o);
+  REQUIRE(r.is_ok());
+  const Problem* p = first_damage(*r);
+  REQUIRE(p);
+  CHECK(p->file == "00000000000000000000.seg");
+  CHECK(p->classification == Classification::corruption);
+}
+
+TEST_CASE("verify goes on past payload damage that a later checkpoint confirms") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  // Payload of sequence 3 (its frame at 240, 111 bytes) in the first, sealed
+  // segment; the checkpoint after it (stride 4) confirms the header.
+  flip_bit(t / "log/00000000000000000000.seg", 256 + 5, 0);
+  auto r = verify(t / "log");
+  REQUIRE(r.is_ok());
+  int damaged = 0;
+  for (const auto& p : r->problems) {
+    if (p.kind == "frame_crc") {
+      damaged++;
+      CHECK(p.first_seq == 3);
+      CHECK(p.last_seq == 3);
+      CHECK(p.offset == 240);
+      CHECK(p.cut_at == 240);
+    }
+  }
+  CHECK(damaged == 1);
+  CHECK(r->records == 174);
+  CHECK(r->segments.back().clean);
+}
+
+TEST_CASE("verify reports a sequence gap between segments") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  remove_tree(t / "log/00000000000000000061.seg");
+  auto r = verify(t / "log");
+  REQUIRE(r.is_ok());
+  bool gap = false;
+  for (const auto& p : r->problems)
+    if (p.kind == "sequence_gap") {
+      gap = true;
+      CHECK(p.file == "00000000000000000087.seg");
+      CHECK(p.first_seq == 61);
+      CHECK(p.last_seq == 86);
+    }
+  CHECK(gap);
+}
+
+TEST_CASE("verify of a directory without segments is a not_a_log error") {
+  TempDir t;
+  write_file(t / "notes.txt", "hello");
+  auto r = verify(t.path());
+  CHECK(r.status().code() == Errc::not_a_log);
+  auto m = verify(t / "missing");
+  CHECK(m.status().code() == Errc::not_found);
+}
+
+TEST_CASE("recover cuts a torn tail and keeps the cut bytes in lost+found") {
+  json e = expect("torn-tail");
+  TempDir t;
+  copy_tree(kVectors + "/torn-tail/log", t / "log");
+  auto r = recover(t / "log");
+  REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+  CHECK(r->applied);
+  CHECK_FALSE(r->refused);
+  REQUIRE(r->actions.size() == 1);
+  CHECK(r->actions[0].action == "cut");
+  CHECK(r->actions[0].offset == e["damage"]["cut_at"].get<uint64_t>());
+  CHECK(file_exists(t / ("log/" + r->actions[0].saved_to)));
+  CHECK(r->actions[0].saved_to.rfind("lost+found/00000000000000000165.seg@683.", 0) == 0);
+  CHECK(r->after.clean());
+  CHECK(r->after.records == e["after_recover"]["count"].get<uint64_t>());
+  CHECK(file_size(t / "log/00000000000000000165.seg") == e["after_recover"]["file_size"].get<uint64_t>());
+  CHECK(list_dir(t / "log/lost+found").size() == 2);
+}
+
+TEST_CASE("recover refuses corruption without force and changes nothing") {
+  TempDir t;
+  copy_tree(kVectors + "/midlog-corruption/log", t / "log");
+  auto before = snapshot_tree(t / "log");
+  auto r = recover(t / "log");
+  REQUIRE(r.is_ok());
+  CHECK(r->refused);
+  CHECK_FALSE(r->applied);
+  auto after = snapshot_tree(t / "log");
+  after.erase("LOCK");
+  CHECK(after == before);
+}
+
+TEST_CASE("a dry-run recover plans the cut and changes nothing") {
+  TempDir t;
+  copy_tree(kVectors + "/torn-tail/log", t / "log");
+  auto before = snapshot_tree(t / "log");
+  RecoverOptions o;
+  o.dry_run = true;
+  auto r = recover(t / "log", o);
+  REQUIRE(r.is_ok());
+  CHECK_FALSE(r->applied);
+  REQUIRE(r->actions.size() == 1);
+  CHECK(snapshot_tree(t / "log") == before);
+}
+
+TEST_CASE("a forced recover cuts corruption in a sealed segment and moves later segments to lost+found") {
+  TempDir t;
+  copy_tree(kVectors + "/sealed-length-flip/log", t / "log");
+  RecoverOptions o;
+  o.force = true;
+  auto r = recover(t / "log", o);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+  CHECK(r->applied);
+  CHECK(r->after.clean());
+  CHECK(r->after.records == 0);
+  auto lf = list_dir(t / "log/lost+found");
+  CHECK(lf.size() == 2 * 9);  // 8 moved segments + 1 cut tail, each with a manifest
+  auto log = Log::open(t / "log");
+  REQUIRE(log.is_ok());
+  CHECK((*log)->next_sequence() == 0);
+  REQUIRE((*log)->append({"again"}).is_ok());
+}
+
+TEST_CASE("a forced recover of midlog corruption keeps every record before the damaged batch") {
+  TempDir t;
+  copy_tree(kVectors + "/midlog-corruption/log", t / "log");
+  RecoverOptions o;
+  o.force = true;
+  auto r = recover(t / "log", o);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+  CHECK(r->after.clean());
+  CHECK(r->after.records == 165);
+  auto log = Log::open(t / "log");
+  REQUIRE(log.is_ok());
+  CHECK((*log)->next_sequence() == 165);
+}
