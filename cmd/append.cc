@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -38,11 +39,15 @@ struct AppendResult {
 // Splits one input (a file or stdin) into records, reading in chunks.
 class InputReader {
  public:
+  const std::string& name() const { return name_; }
+  uint64_t record_offset() const { return record_offset_; }
+
   InputReader(std::string name, int fd, Split split, uint64_t max_payload)
       : name_(std::move(name)), fd_(fd), split_(split), max_payload_(max_payload) {}
 
   // The next record into *out; false at the end of the input.
   bool next(std::string* out) {
+    record_offset_ = offset_;
     while (true) {
       if (split_ == Split::newline || split_ == Split::nul) {
         char delim = split_ == Split::newline ? '\n' : '\0';
@@ -90,6 +95,7 @@ class InputReader {
 
  private:
   uint64_t avail() const { return buf_.size() - pos_; }
+  friend class Appender;
   void consume(uint64_t n) {
     pos_ += n;
     offset_ += n;
@@ -128,6 +134,7 @@ class InputReader {
   std::string buf_;
   size_t pos_ = 0;
   uint64_t offset_ = 0;  // input offset of buf_[pos_]
+  uint64_t record_offset_ = 0;  // input offset of the record next() returned last
   bool eof_ = false, done_ = false;
 };
 
@@ -142,12 +149,42 @@ int open_input(const std::string& file) {
   return fd;
 }
 
+// Makes DIR a place for a log: creates it when missing (its parent must
+// exist and is synced). True when it holds no segment yet (a new log).
+bool prepare_dir(const std::string& dir) {
+  auto st = posix_fs().stat(dir);
+  if (!st) fail(st.status(), dir);
+  if (!st->exists) {
+    Status m = posix_fs().mkdir(dir);
+    if (!m) fail(m, dir);
+    m = posix_fs().sync_dir(dir_name(dir));
+    if (!m) fail(m, dir);
+    return true;
+  }
+  if (!st->is_dir) fail("not_a_log", dir, std::nullopt, "not a directory");
+  auto names = posix_fs().list(dir);
+  if (!names) fail(names.status(), dir);
+  return std::none_of(names->begin(), names->end(), [](const std::string& n) {
+    return format::parse_segment_name(n).has_value();
+  });
+}
+
 class Appender {
  public:
   Appender(const Global& g, Log& log, AppendResult& r, size_t batch)
       : g_(g), log_(log), r_(r), batch_(batch), progress_(g, "append", /*delayed=*/true) {}
 
-  void add(std::string rec) {
+  void add(std::string rec, const InputReader& in) {
+    const Options& opt = log_.options();
+    if (rec.size() > opt.max_payload_size)
+      fail("payload_too_large", in.name(), in.record_offset(),
+           fmt::format("record of {} bytes is larger than max_payload_size {}", rec.size(),
+                       opt.max_payload_size));
+    // A batch ends before a record that would not let it fit an empty segment.
+    uint64_t grown = pending_size_ + format::kFrameHeaderSize + rec.size();
+    if (!pending_.empty() && format::kHeaderSize + grown + 2 * format::kFrameHeaderSize > opt.max_segment_size)
+      flush();
+    pending_size_ += format::kFrameHeaderSize + rec.size();
     pending_bytes_ += rec.size();
     pending_.push_back(std::move(rec));
     if (pending_.size() >= batch_) flush();
@@ -165,18 +202,18 @@ class Appender {
     r_.batches++;
     r_.bytes += pending_bytes_;
     pending_.clear();
-    pending_bytes_ = 0;
+    pending_bytes_ = pending_size_ = 0;
     progress_.update(r_.records, 0);
   }
 
-  // Before an error ends the command: make what was appended durable and say so.
-  void salvage(bool sync) {
+  // Before an error ends the command: make what was appended durable, and
+  // say in the error line how far it got.
+  void salvage(bool sync, Failure& f) {
     progress_.clear();
-    if (!r_.records) return;
-    if (sync) (void)log_.sync();
-    warn(g_, log_.dir(), std::nullopt,
-         fmt::format("{} record{} appended before the error (sequences {}-{})", r_.records,
-                     r_.records == 1 ? "" : "s", *r_.first_seq, *r_.last_seq));
+    if (sync && r_.records) (void)log_.sync();
+    std::string tail = r_.last_seq ? fmt::format(" (appended up to sequence {})", *r_.last_seq)
+                                   : std::string(" (nothing appended)");
+    f = Failure(f.code, f.path, f.offset, f.what() + tail, f.exit_status);
   }
 
  private:
@@ -185,7 +222,7 @@ class Appender {
   AppendResult& r_;
   size_t batch_;
   std::vector<std::string> pending_;
-  uint64_t pending_bytes_ = 0;
+  uint64_t pending_bytes_ = 0, pending_size_ = 0;
   Progress progress_;
 };
 
@@ -201,9 +238,9 @@ void print(const AppendResult& r, const Global& g) {
   j["last_seq"] = opt_json(r.last_seq);
   j["records"] = r.records;
   j["batches"] = r.batches;
-  j["bytes"] = r.bytes;
-  j["next_seq"] = r.next_seq;
+  j["payload_bytes"] = r.bytes;
   j["synced"] = r.synced;
+  j["next_seq"] = r.next_seq;
   out_json(j);
 }
 
@@ -213,18 +250,25 @@ int run_append(const AppendOptions& o, const Global& g) {
     throw UsageError(fmt::format("--batch {} is outside 1..{}", batch, format::kMaxBatchRecords));
   Split split = o.null ? Split::nul : o.len32 ? Split::len32 : o.whole ? Split::whole : Split::newline;
   std::vector<std::string> files = o.files.empty() ? std::vector<std::string>{"-"} : o.files;
+  if (std::count(files.begin(), files.end(), "-") > 1) throw UsageError("'-' may be given at most once");
   // Inputs are opened first, so a missing file changes nothing.
   std::vector<int> fds;
   for (const auto& f : files) fds.push_back(open_input(f));
 
   AppendResult r;
   r.path = o.dir;
-  auto names = posix_fs().list(o.dir);
-  r.created = !names || std::none_of(names->begin(), names->end(), [](const std::string& n) {
-    return format::parse_segment_name(n).has_value();
-  });
-  auto log = open_write_or_fail(g, o.dir, o.create, o.sync_each);
-  if (r.created) save_options(o.dir, log->options());
+  if (is_regular_file(o.dir)) fail("not_a_log", o.dir, std::nullopt, "not a directory");
+  (void)load_options(o.dir, o.create);  // invalid option values are usage errors: check first
+  r.created = prepare_dir(o.dir);
+  if (r.created) {
+    save_options(o.dir, load_options(o.dir, o.create));
+  } else if (o.create.start_sequence) {
+    warn(g, o.dir, std::nullopt, "--start-sequence is ignored: the log exists");
+  }
+  CreateOptions given = o.create;
+  given.start_sequence.reset();
+  if (r.created) given = {};  // alog.json now holds them
+  auto log = open_write_or_fail(g, o.dir, given, o.sync_each);
 
   Appender app(g, *log, r, size_t(batch));
   try {
@@ -233,29 +277,23 @@ int run_append(const AppendOptions& o, const Global& g) {
       InputReader in(files[i] == "-" ? "stdin" : files[i], fds[i], split,
                      log->options().max_payload_size);
       while (in.next(&rec)) {
-        app.add(std::move(rec));
+        app.add(std::move(rec), in);
         rec.clear();
         check_interrupted();
       }
       if (fds[i] != 0) ::close(fds[i]);
     }
     app.flush();
-    if (o.no_sync) {
-      // Closing would sync: leave the log unclosed on purpose. Its lock goes
-      // with the process; the next open walks the unsynced tail.
-      r.next_seq = log->next_sequence();
-      (void)log.release();
-    } else {
-      Status st = log->sync();
-      if (st) st = log->close();
-      if (!st) fail(st, o.dir);
-      r.synced = true;
-    }
-  } catch (const Failure&) {
-    app.salvage(!o.no_sync);
+    check_interrupted();
+    Status st = o.no_sync ? log->close(/*sync=*/false) : log->sync();
+    if (st && !o.no_sync) st = log->close();
+    if (!st) fail(st, o.dir);
+    r.synced = !o.no_sync;
+  } catch (Failure& f) {
+    app.salvage(!o.no_sync, f);
     throw;
   }
-  if (log) r.next_seq = log->next_sequence();
+  r.next_seq = log->next_sequence();
   print(r, g);
   return kExitOk;
 }

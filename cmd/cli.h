@@ -168,6 +168,8 @@ struct CreateOptions {
 // Options from DIR/alog.json (bad_config Failure when unreadable), overridden
 // by `given`. `found` says whether the file existed.
 Options load_options(const std::string& dir, const CreateOptions& given, bool* found = nullptr);
+// Why options are invalid ("" when they are valid), as the library checks them.
+std::string check_options(const Options& o);
 // Writes DIR/alog.json atomically (tmp, sync, rename, sync dir).
 void save_options(const std::string& dir, const Options& o);
 Json options_json(const Options& o);

@@ -94,13 +94,30 @@ std::set<std::string> lost_found_names(const std::string& dir) {
 
 Json options_json(const Options& o) {
   Json j;
+  j["schema_version"] = 1;
+  j["start_sequence"] = o.start_sequence;
   j["max_segment_size"] = o.max_segment_size;
   j["max_disk_size"] = o.max_disk_size;
   j["max_segments"] = o.max_segments;
   j["max_payload_size"] = o.max_payload_size;
   j["checkpoint_stride"] = o.checkpoint_stride;
-  j["start_sequence"] = o.start_sequence;
   return j;
+}
+
+std::string check_options(const Options& o) {
+  if (o.checkpoint_stride < 1 || o.checkpoint_stride > 65535)
+    return fmt::format("checkpoint stride must be 1..65535, not {}", o.checkpoint_stride);
+  uint64_t min_size = format::kHeaderSize + 2 * format::kFrameHeaderSize +
+                      (o.checkpoint_stride == 1 ? format::kFrameHeaderSize : 0);
+  if (o.max_segment_size < min_size)
+    return fmt::format("segment size {} is too small for one empty record (at least {} bytes)",
+                       o.max_segment_size, min_size);
+  if (o.max_payload_size > UINT32_MAX)
+    return fmt::format("max payload size {} is above 4294967295", o.max_payload_size);
+  if (o.max_disk_size != 0 && o.max_disk_size < format::kEmptySegmentSize)
+    return fmt::format("max disk size {} is smaller than one empty segment (208 bytes)",
+                       o.max_disk_size);
+  return {};
 }
 
 Options load_options(const std::string& dir, const CreateOptions& given, bool* found) {
@@ -128,6 +145,7 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
     get("max_payload_size", &o.max_payload_size);
     get("checkpoint_stride", &o.checkpoint_stride);
     get("start_sequence", &o.start_sequence);
+    if (std::string why = check_options(o); !why.empty()) fail("bad_config", path, std::nullopt, why);
   } else if (errno != ENOENT) {
     int e = errno;
     struct stat st;
@@ -145,12 +163,13 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
   if (given.start_sequence) o.start_sequence = *given.start_sequence;
   over32(given.max_segments, &o.max_segments, "--max-segments");
   over32(given.checkpoint_stride, &o.checkpoint_stride, "--checkpoint-stride");
+  if (std::string why = check_options(o); !why.empty()) throw UsageError(why);
   return o;
 }
 
 void save_options(const std::string& dir, const Options& o) {
   std::string path = options_path(dir), tmp = path + ".tmp";
-  std::string body = options_json(o).dump(2) + "\n";
+  std::string body = options_json(o).dump() + "\n";
   auto f = posix_fs().open(tmp, OpenMode::create_trunc);
   if (!f) fail(f.status(), tmp);
   Status st = (*f)->pwrite(body.data(), body.size(), 0);
