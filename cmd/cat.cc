@@ -6,6 +6,7 @@
 #include "alog/crc32c.h"
 #include "alog/scanner.h"
 #include "cli.h"
+#include "report.h"
 #include "segment_file.h"
 
 namespace alog::cli {
@@ -17,7 +18,7 @@ struct CatOptions {
   std::optional<std::string> from, to, count, last;
   bool null = false, len32 = false, seq = false, follow = false;
   std::optional<std::string> payload;
-  int poll_ms = 200;
+  int poll_ms = 100;
 };
 
 // The range asked for, resolved against the log.
@@ -42,33 +43,45 @@ class Printer {
       Json j;
       j["type"] = "record";
       j["seq"] = seq;
+      j["length"] = payload.size();
       put_payload(j, payload, enc_);
       out_json(j);
       return;
     }
+    std::string encoded;
+    if (enc_ != PayloadEncoding::utf8) encoded = text_payload(payload, enc_);
+    std::string_view bytes = enc_ == PayloadEncoding::utf8 ? payload : std::string_view(encoded);
     if (o_.len32) {
       uint8_t len[4];
-      format::put32(len, uint32_t(payload.size()));
+      format::put32(len, uint32_t(bytes.size()));
       out_write(std::string_view(reinterpret_cast<const char*>(len), 4));
-      out_write(payload);
+      out_write(bytes);
       return;
     }
-    if (o_.seq) out_write(fmt::format("{}\t", seq));
-    out_write(enc_ == PayloadEncoding::utf8 ? payload : std::string_view(text_payload(payload, enc_)));
+    if (o_.seq) out_write(enc_ == PayloadEncoding::none ? fmt::format("{}", seq) : fmt::format("{}\t", seq));
+    out_write(bytes);
     out_write(o_.null ? std::string_view("\0", 1) : std::string_view("\n"));
   }
 
-  // A truncation noticed while following: on stderr, and in the stream.
-  void truncation(const Global& g, const std::string& dir, uint64_t at, uint64_t next,
-                  const std::string& why) {
+  // Records removed under a follower: on stderr, and a "reset" in the stream.
+  void reset(const Global& g, const std::string& dir, const char* reason, uint64_t lost_first,
+             uint64_t lost_last, uint64_t next, const std::string& why) {
     warn(g, dir, std::nullopt, why);
     if (!json_) return;
     Json j;
-    j["type"] = "truncation";
-    j["seq"] = at;
+    j["type"] = "reset";
+    j["reason"] = reason;
+    j["lost_first_seq"] = lost_first;
+    j["lost_last_seq"] = lost_last;
     j["next_seq"] = next;
     j["message"] = why;
     out_json(j);
+  }
+
+  // The torn tail or corruption that ended the output.
+  void problem(const Problem& p) {
+    if (!json_) return;
+    out_json(problem_json(p, "problem"));
   }
 
   uint64_t printed() const { return printed_; }
@@ -191,7 +204,16 @@ int cat_dir(const CatOptions& o, const Global& g) {
           break;
         }
         progress.clear();
-        fail(more.status(), o.dir);
+        const Status& st = more.status();
+        std::optional<Problem> pr;
+        if (st.code() == Errc::corrupt && !st.path().empty())
+          pr = diagnose_stop(st.path(), Classification::corruption);
+        if (!pr) fail(st, o.dir);
+        p.problem(*pr);
+        out_flush();
+        fmt::print(stderr, "alog: {}\n",
+                   located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message));
+        return kExitDamaged;
       }
       if (!*more) break;
       p.record((*sc)->sequence(), (*sc)->payload());
@@ -210,12 +232,15 @@ int cat_dir(const CatOptions& o, const Global& g) {
       // torn_tail() is "PATH:OFFSET: what".
       const std::string& t = log->torn_tail();
       size_t at = t.find(".seg:");
-      size_t colon = at == std::string::npos ? std::string::npos : t.find(": ", at + 5);
-      if (colon == std::string::npos)
-        warn(g, o.dir, std::nullopt, "torn tail: " + t + "; the records end here");
-      else
-        warn(g, t.substr(0, at + 4), parse_u64(t.substr(at + 5, colon - at - 5)),
-             "torn tail: " + t.substr(colon + 2) + "; the records end here");
+      std::string file = at == std::string::npos ? o.dir : t.substr(0, at + 4);
+      std::optional<Problem> pr;
+      if (at != std::string::npos) pr = diagnose_stop(file, Classification::torn_tail);
+      if (pr) {
+        p.problem(*pr);
+        warn(g, file, pr->offset, "torn tail (" + pr->kind + "), treated as the end of the log");
+      } else {
+        warn(g, o.dir, std::nullopt, "torn tail (" + t + "), treated as the end of the log");
+      }
     }
     if (!o.follow) return kExitOk;
     // Follow: wait for a change, reopen, and check the log still holds what was printed.
@@ -233,21 +258,23 @@ int cat_dir(const CatOptions& o, const Global& g) {
     log = open_read_or_fail(o.dir);
     uint64_t first = log->first_sequence(), next = log->next_sequence();
     if (pos > next) {
-      p.truncation(g, o.dir, pos, next,
-                   fmt::format("log truncated: next sequence is {}, below {} already read; "
-                               "following from {}", next, pos, next));
+      p.reset(g, o.dir, "truncated_after", next, pos - 1, next,
+              fmt::format("records {}-{} already written were removed by truncate-after; "
+                          "following from {}", next, pos - 1, next));
       pos = next;
     } else if (p.last_seq() && *p.last_seq() >= first && *p.last_seq() + 1 == pos) {
       auto rec = log->read(*p.last_seq());
-      if (rec && crc32c(rec->payload.data(), rec->payload.size()) != p.last_crc())
-        p.truncation(g, o.dir, *p.last_seq(), next,
-                     fmt::format("log truncated and rewritten: record {} differs from the one "
-                                 "printed; following from {}", *p.last_seq(), pos));
+      if (rec && crc32c(rec->payload.data(), rec->payload.size()) != p.last_crc()) {
+        p.reset(g, o.dir, "truncated_after", *p.last_seq(), *p.last_seq(), *p.last_seq(),
+                fmt::format("record {} is no longer the one written: the log was cut and "
+                            "appended again; following from {}", *p.last_seq(), *p.last_seq()));
+        pos = *p.last_seq();
+      }
     }
     if (first > pos) {
-      p.truncation(g, o.dir, pos, next,
-                   fmt::format("records {}-{} were removed by truncation before they were read",
-                               pos, first - 1));
+      p.reset(g, o.dir, reaped ? "recycled" : "truncated_before", pos, first - 1, first,
+              fmt::format("records {}-{} were removed before they were read; following from {}",
+                          pos, first - 1, first));
       pos = first;
     }
   }
@@ -256,6 +283,8 @@ int cat_dir(const CatOptions& o, const Global& g) {
 int run_cat(const CatOptions& o, const Global& g) {
   if (o.len32 && (o.seq || g.json())) throw UsageError("--len32 cannot be combined with --seq or --json");
   if (o.null && g.json()) throw UsageError("-0 cannot be combined with --json");
+  if (o.from && o.to && *parse_u64(*o.to) < *parse_u64(*o.from))
+    throw UsageError("--to is less than --from");
   if (is_regular_file(o.dir)) return cat_segment(o, g);
   return cat_dir(o, g);
 }

@@ -133,7 +133,7 @@ std::string human_bytes(uint64_t n);
 // --payload=base64|hex|utf8|none.
 enum class PayloadEncoding { base64, hex, utf8, none };
 PayloadEncoding parse_payload_encoding(const std::string& s);
-// Sets "payload" and "payload_encoding" (in that order) in j; utf8 falls back to base64.
+// Sets "payload_encoding" and "payload" (in that order) in j; utf8 falls back to base64.
 void put_payload(Json& j, std::string_view payload, PayloadEncoding enc);
 // Payload in text mode: utf8 prints raw bytes, the others their encoding.
 std::string text_payload(std::string_view payload, PayloadEncoding enc);

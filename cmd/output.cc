@@ -277,23 +277,23 @@ PayloadEncoding parse_payload_encoding(const std::string& s) {
 void put_payload(Json& j, std::string_view p, PayloadEncoding enc) {
   switch (enc) {
     case PayloadEncoding::none:
-      j["payload"] = nullptr;
       j["payload_encoding"] = "none";
+      j["payload"] = nullptr;
       return;
     case PayloadEncoding::hex:
-      j["payload"] = hex_bytes(p);
       j["payload_encoding"] = "hex";
+      j["payload"] = hex_bytes(p);
       return;
     case PayloadEncoding::utf8:
       if (valid_utf8(p)) {
-        j["payload"] = std::string(p);
         j["payload_encoding"] = "utf8";
+        j["payload"] = std::string(p);
         return;
       }
       [[fallthrough]];
     case PayloadEncoding::base64:
-      j["payload"] = base64(p);
       j["payload_encoding"] = "base64";
+      j["payload"] = base64(p);
       return;
   }
 }

@@ -40,9 +40,10 @@ std::string problem_text(const Problem& p, const std::string& path, bool color) 
   return s;
 }
 
-Json problem_json(const Problem& p) {
+Json problem_json(const Problem& p, const char* type) {
   auto str_or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
   Json j;
+  if (type) j["type"] = type;
   j["file"] = p.file;
   j["offset"] = opt_json(p.offset);
   j["cut_at"] = opt_json(p.cut_at);
@@ -87,18 +88,8 @@ void print_truncate(const TruncateResult& r, const Global& g) {
     Json j = summary_head(kExitOk);
     j["path"] = r.path;
     j["dry_run"] = r.dry_run;
-    j["policy"] = r.policy;
     j["seq"] = r.seq;
-    Json cuts = Json::array();
-    for (const auto& c : r.cuts) {
-      Json cj;
-      cj["policy"] = c.policy;
-      cj["seq"] = c.cut;
-      cuts.push_back(cj);
-    }
-    j["policies"] = cuts;
     j["segments_removed"] = r.removed_files.size();
-    j["removed_files"] = r.removed_files;
     j["records_removed"] = r.records_removed;
     j["bytes_freed"] = r.bytes_freed;
     j["first_seq"] = opt_json(r.first_seq);
@@ -107,18 +98,21 @@ void print_truncate(const TruncateResult& r, const Global& g) {
     out_json(j);
     return;
   }
-  for (const auto& c : r.cuts) out_line(fmt::format("policy {}: cut at {}", c.policy, c.cut));
-  for (const auto& f : r.removed_files) out_line(fmt::format("{} {}", r.dry_run ? "would remove" : "removed", f));
-  std::string range = r.last_seq ? fmt::format("{}-{}", *r.first_seq, *r.last_seq) : "empty";
+  std::string log = r.last_seq ? fmt::format("{}-{}, next {}", *r.first_seq, *r.last_seq, r.next_seq)
+                               : fmt::format("empty, next {}", r.next_seq);
   if (r.records_removed == 0 && r.removed_files.empty()) {
-    out_line(fmt::format("nothing to do: records {}, next {}", range, r.next_seq));
+    out_line("nothing to do; log " + log);
     return;
   }
-  out_line(fmt::format("{} {}, {}, {} freed; records now {}, next {}",
-                       r.dry_run ? "would remove" : "removed",
+  std::string range;
+  if (r.records_removed == 1) range = fmt::format(" ({})", r.removed_first);
+  else if (r.records_removed > 1)
+    range = fmt::format(" ({}-{})", r.removed_first, r.removed_first + r.records_removed - 1);
+  out_line(fmt::format("{} {}{}, {}, {} {}; log {} {}", r.dry_run ? "would remove" : "removed",
+                       plural(r.records_removed, "record", "records"), range,
                        plural(r.removed_files.size(), "segment", "segments"),
-                       plural(r.records_removed, "record", "records"),
-                       plural(r.bytes_freed, "byte", "bytes"), range, r.next_seq));
+                       plural(r.bytes_freed, "byte", "bytes"),
+                       r.dry_run ? "would be freed" : "freed", r.dry_run ? "would be" : "now", log));
 }
 
 }  // namespace alog::cli

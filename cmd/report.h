@@ -20,8 +20,8 @@ ProblemCounts count_problems(const VerifyReport& r);
 
 // "FILE:OFFSET: CLASSIFICATION: KIND: MESSAGE (expected E, found F) [seq A-B] [cut at C]".
 std::string problem_text(const Problem& p, const std::string& path, bool color);
-// The problem object, keys in the documented order.
-Json problem_json(const Problem& p);
+// The problem object, keys in the documented order; with a type, "type" comes first.
+Json problem_json(const Problem& p, const char* type = nullptr);
 // "verified 9 segments, 169 records (0-168), next 169: clean".
 std::string verify_summary(const VerifyReport& r);
 // 0 or 4.
@@ -38,6 +38,7 @@ struct TruncateResult {
   std::vector<RetentionCut> cuts;  // retention only: each policy's own cut
   std::vector<std::string> removed_files;  // segment files removed whole
   uint64_t records_removed = 0;
+  uint64_t removed_first = 0;      // the first record removed (when any)
   uint64_t bytes_freed = 0;
   std::optional<uint64_t> first_seq, last_seq;  // afterwards
   uint64_t next_seq = 0;

@@ -194,3 +194,48 @@ bool FrameWalker::resync(uint64_t from) {
 }
 
 }  // namespace alog::cli
+
+namespace alog::cli {
+
+const char* kind_sentence(const std::string& k) {
+  if (k == "truncated_header") return "frame header cut short";
+  if (k == "truncated_payload") return "payload runs past the end of the file";
+  if (k == "bad_flags") return "invalid frame flags";
+  if (k == "stale_generation") return "frame of another generation";
+  if (k == "reserved_bytes") return "reserved frame bytes are not zero";
+  if (k == "bad_stride") return "data frame stride is not 1";
+  if (k == "frame_crc") return "frame crc mismatch";
+  if (k == "checkpoint_crc") return "checkpoint crc does not match the headers it covers";
+  if (k == "checkpoint_stride") return "checkpoint count does not match the frames it covers";
+  if (k == "eof_without_batch_end") return "EOF after a data frame without BatchEnd";
+  return "damaged frame";
+}
+
+std::optional<Problem> diagnose_stop(const std::string& path, Classification cls) {
+  SegmentFile seg = open_segment_file(path);
+  if (!seg.walkable()) return std::nullopt;
+  FrameWalker w(seg, read_offset_state(seg), /*read_payloads=*/true, false);
+  while (auto f = w.next()) {
+    if (f->stops_walk()) {
+      Problem p;
+      p.file = base_name(path);
+      p.offset = f->offset;
+      p.cut_at = w.boundary();
+      p.first_seq = w.boundary_seq();
+      if (cls == Classification::corruption && f->offset < seg.winner().synced_offset &&
+          seg.winner().synced_sequence > 0)
+        p.last_seq = seg.winner().synced_sequence - 1;
+      p.kind = f->problem;
+      p.classification = cls;
+      p.expected = f->expected;
+      p.found = f->found;
+      p.message = kind_sentence(f->problem);
+      return p;
+    }
+    if (f->h.is_eof()) return std::nullopt;
+    check_interrupted();
+  }
+  return std::nullopt;
+}
+
+}  // namespace alog::cli

@@ -93,3 +93,18 @@ class FrameWalker {
 WalkState read_offset_state(const SegmentFile& seg);
 
 }  // namespace alog::cli
+
+#include "alog/verify.h"
+
+namespace alog::cli {
+
+// One sentence for a frame problem kind ("frame header cut short").
+const char* kind_sentence(const std::string& kind);
+
+// Describes where the walk of the segment at `path` stops, as verify would:
+// walks from the winning slot's read offset to the first frame that stops
+// it. Used when a reader met damage and only knows the file and offset.
+// nullopt when the walk finds no stop (the damage moved, or was repaired).
+std::optional<Problem> diagnose_stop(const std::string& path, Classification cls);
+
+}  // namespace alog::cli

@@ -75,6 +75,7 @@ int run_truncate_after(const TruncateAfterOptions& o, const Global& g) {
     }
     r.records_removed = next - 1 - seq;
   }
+  r.removed_first = seq + 1;
   r.first_seq = log->first_sequence();
   r.last_seq = seq;
   r.next_seq = seq + 1;

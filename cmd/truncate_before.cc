@@ -50,6 +50,7 @@ void plan(TruncateResult& r, const std::vector<SegmentInfo>& segs, uint64_t cut)
     r.bytes_freed += s.file_length;
   }
   r.records_removed = cut > first ? cut - first : 0;
+  r.removed_first = first;
   uint64_t new_first = std::max(cut, first);
   r.first_seq = new_first;
   r.last_seq = next > new_first ? std::optional<uint64_t>(next - 1) : std::nullopt;
