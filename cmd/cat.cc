@@ -117,14 +117,7 @@ bool done(const Range& r, const Printer& p, uint64_t pos) {
 int cat_segment(const CatOptions& o, const Global& g) {
   if (o.follow) throw UsageError("--follow needs a log directory, not a segment file");
   SegmentFile seg = open_segment_file(o.dir);
-  if (!seg.walkable()) {
-    std::string why = !seg.header_complete ? "segment header: file is shorter than 192 bytes"
-                      : seg.header_error != format::HeaderError::none
-                          ? std::string("segment header: ") + format::header_error_text(seg.header_error)
-                          : "metadata slots: " + seg.slots.error;
-    int code = seg.header_error == format::HeaderError::bad_magic && seg.length ? kExitError : kExitDamaged;
-    throw Failure(code == kExitError ? "not_a_log" : "corrupt", o.dir, 0, why, code);
-  }
+  require_walkable(seg);
   const format::Slot& w = seg.winner();
   // --last needs the count: one pass over the headers first.
   uint64_t next = w.first_sequence;

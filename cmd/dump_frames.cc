@@ -31,11 +31,19 @@ class Dumper {
   void segment(SegmentFile& s, const std::string& name) {
     name_ = name;
     header(s);
-    if (!s.header_complete || s.header_error != HeaderError::none) return end(s, std::nullopt, 0);
+    if (!s.header_complete || s.header_error != HeaderError::none) {
+      damaged_ = true;
+      return end(s, std::nullopt, 0);
+    }
     slots(s);
-    if (s.slots.winner < 0) return end(s, std::nullopt, 0);
+    if (s.slots.winner < 0) {
+      damaged_ = true;
+      return end(s, std::nullopt, 0);
+    }
     frames(s);
   }
+  // Some segment had unreadable headers or a frame problem.
+  bool damaged() const { return damaged_; }
 
  private:
   void emit(const Json& j, const std::string& text) {
@@ -192,6 +200,7 @@ class Dumper {
       check_interrupted();
       frame(*f, s, resynced, false);
       if (f->h.is_data() && f->problem.empty()) records++;
+      if (!f->problem.empty()) damaged_ = true;
       if (f->problem.empty()) {
         if (f->h.is_eof()) {
           eof_end = f->end();
@@ -250,6 +259,7 @@ class Dumper {
   bool json_;
   PayloadEncoding enc_;
   std::string name_;
+  bool damaged_ = false;
 };
 
 int run_dump(const DumpOptions& o, const Global& g) {
@@ -257,7 +267,7 @@ int run_dump(const DumpOptions& o, const Global& g) {
   if (is_regular_file(o.path)) {
     SegmentFile s = open_segment_file(o.path);
     d.segment(s, base_name(o.path));
-    return kExitOk;
+    return d.damaged() ? kExitDamaged : kExitOk;
   }
   auto st = posix_fs().stat(o.path);
   if (!st) fail(st.status(), o.path);
@@ -274,7 +284,7 @@ int run_dump(const DumpOptions& o, const Global& g) {
     SegmentFile s = open_segment_file(path_join(o.path, n));
     d.segment(s, n);
   }
-  return kExitOk;
+  return d.damaged() ? kExitDamaged : kExitOk;
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ int run_seek(const SeekOptions& o, const Global& g) {
   SeekResult r;
   if (is_regular_file(o.path)) {
     SegmentFile seg = open_segment_file(o.path);
-    if (!seg.walkable()) fail("corrupt", o.path, 0, "segment header or slots unreadable (see alog verify)");
+    require_walkable(seg);
     r = locate(seg, base_name(o.path), seq, o.path);
   } else {
     auto log = open_read_or_fail(o.path);
@@ -104,7 +104,7 @@ int run_seek(const SeekOptions& o, const Global& g) {
       if (s.first_sequence <= seq && seq < s.next_sequence) holder = s.file;
     std::string path = path_join(o.path, holder);
     SegmentFile seg = open_segment_file(path);
-    if (!seg.walkable()) fail("corrupt", path, 0, "segment header or slots unreadable (see alog verify)");
+    require_walkable(seg);
     r = locate(seg, holder, seq, path);
   }
   bool ok = r.computed_crc == r.h.crc;

@@ -41,6 +41,19 @@ SegmentFile open_segment_file(const std::string& path) {
   return s;
 }
 
+void require_walkable(const SegmentFile& s) {
+  if (s.walkable()) return;
+  if (s.length >= 4 && get32(s.raw) != kMagic)
+    fail("not_a_log", s.path, std::nullopt, "not a segment file (no ALOG magic)");
+  std::string why = !s.header_complete
+                        ? "segment header: file has " + std::to_string(s.length) +
+                              " bytes, less than the 192-byte header"
+                    : s.header_error != HeaderError::none
+                        ? std::string("segment header: ") + header_error_text(s.header_error)
+                        : "metadata slots: " + s.slots.error;
+  throw Failure("corrupt", s.path, 0, why, kExitDamaged);
+}
+
 WalkState read_offset_state(const SegmentFile& seg) {
   const Slot& w = seg.winner();
   WalkState st;

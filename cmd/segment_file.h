@@ -31,6 +31,10 @@ struct SegmentFile {
 
 // Opens and decodes a segment file. A Failure (not_found, io) when it cannot be read.
 SegmentFile open_segment_file(const std::string& path);
+// For commands that need records from it: a Failure unless the file can be
+// walked (not_a_log, exit 8, when it does not start with "ALOG"; corrupt,
+// exit 4, for a damaged header or no winning slot).
+void require_walkable(const SegmentFile& seg);
 
 // The walk's state just before a frame.
 struct WalkState {
