@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "cli.h"
 #include "report.h"
 
@@ -19,8 +21,17 @@ struct RecoverCmdOptions {
 
 bool has_damage(const VerifyReport& r) { return !r.clean(); }
 
+// Damage found before: torn tails or corruption, or a cut or move planned
+// for them (the report may class its own lock's torn tail as in flight).
+bool found_damage(const RecoverReport& r) {
+  if (has_damage(r.before)) return true;
+  return std::any_of(r.actions.begin(), r.actions.end(), [](const RecoverAction& a) {
+    return a.action == "cut" || a.action == "move_segment";
+  });
+}
+
 int recover_exit(const RecoverReport& r, bool dry_run) {
-  bool damaged = has_damage(r.before);
+  bool damaged = found_damage(r);
   if (dry_run) return r.actions.empty() && !damaged ? kExitOk : kExitDamaged;
   if (r.refused) return kExitDamaged;
   if (!damaged) return kExitOk;

@@ -40,12 +40,13 @@ RetentionPlan plan_retention(const std::vector<RetentionSegment>& segs, const Re
     plan.cuts.push_back({"keep_segments", cut_before_segment(segs, std::min(drop, sealed))});
   }
   if (p.older_than_ms) {
-    // Records older than the cutoff go; a segment goes when its successor
-    // was created at or before the cutoff.
-    uint64_t cutoff = now_ms > *p.older_than_ms ? now_ms - *p.older_than_ms : 0;
+    // A segment goes when its successor was created before the cutoff
+    // (strictly, as alog/retention.h and alog-truncate-before(1) say).
     size_t drop = 0;
-    while (drop < sealed && now_ms >= *p.older_than_ms && segs[drop + 1].created_at_ms <= cutoff)
-      drop++;
+    if (now_ms >= *p.older_than_ms) {
+      uint64_t cutoff = now_ms - *p.older_than_ms;
+      while (drop < sealed && segs[drop + 1].created_at_ms < cutoff) drop++;
+    }
     plan.cuts.push_back({"older_than", cut_before_segment(segs, drop)});
   }
 
