@@ -222,21 +222,44 @@ class Dumper {
     end(s, eof_end, records);
   }
 
-  // Frames after the EOF: a recycled file's older generations, decoded without a walk.
+  // Frames after the EOF: a recycled file's older generations. Each is checked
+  // on its own (flags, reserved bytes, stride, length, CRC); after a failure
+  // the search moves on byte by byte to the next frame valid on its own.
   void stale_frames(SegmentFile& s, uint64_t off) {
+    bool lost = false;  // searching since lost_from
+    uint64_t lost_from = 0;
     while (off + kFrameHeaderSize <= s.length) {
+      check_interrupted();
+      WalkFrame f;
+      f.offset = off;
       uint8_t hb[kFrameHeaderSize];
       auto got = s.file->pread(hb, sizeof hb, off);
       if (!got || *got != sizeof hb) break;
-      WalkFrame f;
-      f.offset = off;
       f.h = decode_frame_header(hb);
-      if (!f.h.flags_valid()) break;
       uint64_t len = f.h.is_data() ? f.h.word : 0;
-      if (off + kFrameHeaderSize + len > s.length) break;
+      bool ok = f.h.flags_valid() && f.h.reserved == 0 && (!f.h.is_data() || f.h.stride == 1) &&
+                off + kFrameHeaderSize + len <= s.length;
+      std::string payload;
+      if (ok) {
+        payload.resize(len);
+        auto pg = s.file->pread(payload.data(), len, off + kFrameHeaderSize);
+        ok = pg && *pg == len && frame_crc(hb, payload.data(), len) == f.h.crc;
+      }
+      if (!ok) {
+        if (!lost) lost_from = off;
+        lost = true;
+        off++;
+        continue;
+      }
+      if (lost) resync_line(lost_from, off);
+      lost = false;
+      f.computed_crc = f.h.crc;
+      f.payload_read = f.h.is_data();
+      if (enc_ != PayloadEncoding::none) f.payload = payload;
       frame(f, s, false, true);
       off += kFrameHeaderSize + len;
     }
+    if (lost) resync_line(lost_from, std::nullopt);
   }
 
   void end(const SegmentFile& s, std::optional<uint64_t> eof_end, uint64_t records) {
