@@ -126,7 +126,12 @@ Result<bool> ScannerImpl::next() {
       off_ += kFrameHeaderSize;
       continue;
     }
-    ALOG_TRY(check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end));
+    if (Status st = check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end); !st.is_ok()) {
+      // Another process may have recycled the file under us.
+      if (!seg_->header_unchanged())
+        return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+      return st;
+    }
     if (!win_->ensure(off_, kFrameHeaderSize + h.word)) {
       if (!win_->error().is_ok()) return win_->error();
       return corrupt_record(*seg_, off_, pos_, "truncated payload");

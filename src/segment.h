@@ -57,6 +57,12 @@ class Segment {
   // calls this with the writer's serialization.
   Status write_slot(format::Slot s);
 
+  // Takes the slots, range and file length of a fresh look at the same file
+  // (a read-only refresh), keeping this object, its index and its scanners.
+  void adopt(const Segment& fresh);
+  // Whether the file's header still is this segment's (not recycled under us).
+  bool header_unchanged() const;
+
   // Committed range: [read_offset, end) holds records [first, next).
   struct Range {
     uint64_t read_offset;

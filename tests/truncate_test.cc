@@ -456,15 +456,21 @@ void crash_every_step(const std::function<void(Fixture&, Log&)>& setup,
       CAPTURE(nth);
       uint64_t prev = 0;
       bool first = true;
-      for (auto& [s, p] : got) {
+      // Not structured bindings: clang 14 cannot capture one (CHECK_MESSAGE is a lambda).
+      for (const auto& sp : got) {
+        const auto& s = sp.first;
+        const auto& p = sp.second;
         if (!first) CHECK(s == prev + 1);
         first = false;
         prev = s;
         bool ok = (old.count(s) && old[s] == p) || (want.count(s) && want[s] == p);
         CHECK_MESSAGE(ok, "record " << s << " matches neither the old nor the new state");
       }
-      for (auto& [s, p] : want)
-        if (old.count(s) && old[s] == p) CHECK_MESSAGE(got.count(s), "record " << s << " lost");
+      for (const auto& sp : want) {
+        const auto& s = sp.first;
+        if (old.count(s) && old[s] == sp.second)
+          CHECK_MESSAGE(got.count(s), "record " << s << " lost");
+      }
       CHECK(f.clean());
     }
   }

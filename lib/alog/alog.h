@@ -9,3 +9,4 @@
 #include "alog/scanner.h"
 #include "alog/status.h"
 #include "alog/verify.h"
+#include "alog/writer.h"
