@@ -12,7 +12,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 bin=$build/bench
 base=${ALOG_BENCH_DIR:-/tmp}
-export ALOG_BENCH_DIR=$base
 
 for b in limits_bench crc_bench append_bench read_bench open_bench retention_bench; do
   [[ -x $bin/$b ]] || { echo "run.sh: $bin/$b is missing: build with -DALOG_BUILD_BENCH=ON" >&2; exit 2; }
@@ -20,6 +19,9 @@ done
 
 work=$(mktemp -d "$base/alog-run-XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# Every program's temporary logs go under $work, so nothing outlives the run
+# even when a program is killed.
+export ALOG_BENCH_DIR=$work
 out=$work/rows
 
 step() {
