@@ -89,6 +89,18 @@ inline void preallocate(const std::string& path, uint64_t len) {
   ::close(fd);
 }
 
+// A file of `len` bytes first written in `piece`-byte writes, then synced.
+// How a file was first written sets the size of its page-cache folios, and
+// so what overwriting it later costs.
+inline void fill_file(const std::string& path, uint64_t len, size_t piece) {
+  int fd = open_fresh(path);
+  std::vector<char> b(piece, 'f');
+  for (uint64_t off = 0; off < len; off += piece)
+    pwrite_all(fd, b.data(), std::min<uint64_t>(piece, len - off), off);
+  if (::fsync(fd) != 0) die("fsync");
+  ::close(fd);
+}
+
 // ns per pwrite of `rec` bytes appended to a fresh file, the i-th at
 // i * stride (stride 0: rec, back to back).
 inline double pwrite_append_ns(const std::string& path, size_t rec, uint64_t count,

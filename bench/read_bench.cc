@@ -67,7 +67,7 @@ double scan_ns(const std::string& dir, uint64_t expect) {
 
 int main() {
   TempDir tmp("alog-read");
-  const int rounds = 7;
+  const int rounds = 11;
 
   // ---- scan 64 KiB payloads ----
   {
