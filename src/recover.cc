@@ -77,11 +77,9 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   VerifyOptions vo;
   vo.fs = &fs;
   vo.progress = opt.progress;
-  ALOG_ASSIGN(VerifyDetail d, verify_detail(dir, vo));
+  ALOG_ASSIGN(VerifyDetail d, verify_detail(dir, vo, /*lock_is_ours=*/lock != nullptr));
   RecoverReport rep;
   rep.before = d.report;
-  // A writer holds no lock now (we either hold it or this is a dry run),
-  // but verify may have classified a torn tail as a batch in flight.
   Ctx c{fs, dir, opt.clock_ms};
 
   for (const auto& p : d.report.problems) {

@@ -88,7 +88,8 @@ struct Loaded {
 
 }  // namespace
 
-Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt) {
+Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
+                                   bool lock_is_ours) {
   Fs& fs = opt.fs ? *opt.fs : posix_fs();
   VerifyDetail out;
   VerifyReport& rep = out.report;
@@ -109,12 +110,12 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     }
     if (names.empty())
       return Status(Errc::not_a_log, path + ": no segment files (not an alog log)").at(path);
-    rep.writer_active = fs.is_locked(path_join(path, std::string(kLockName)));
+    rep.writer_active = !lock_is_ours && fs.is_locked(path_join(path, std::string(kLockName)));
   } else if (st.is_regular) {
     auto slash = path.find_last_of('/');
     dir = slash == std::string::npos ? "." : path.substr(0, slash);
     names.push_back(slash == std::string::npos ? path : path.substr(slash + 1));
-    rep.writer_active = fs.is_locked(path_join(dir, std::string(kLockName)));
+    rep.writer_active = !lock_is_ours && fs.is_locked(path_join(dir, std::string(kLockName)));
   } else {
     return Status(Errc::not_a_log, path + ": not a directory or segment file").at(path);
   }
@@ -388,8 +389,13 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       }
       Problem p = problem(l.name, at.offset, stop_kind(stop), c, msg, walk.expected(), walk.found());
       p.cut_at = walk.boundary().offset;
-      p.first_seq = walk.boundary().seq;  // everything from the cut on is affected
+      // Everything from the cut on is affected: the records of the
+      // incomplete batch walked before the stop, and whatever followed.
+      p.first_seq = walk.boundary().seq;
+      if (at.seq > walk.boundary().seq) p.last_seq = at.seq - 1;
       rep.problems.push_back(p);
+      // Records are counted up to the cut, as a reader sees them.
+      sr.records -= at.seq - walk.boundary().seq;
     }
     rep.records += sr.records;
     rep.bytes_read += w.bytes_read();

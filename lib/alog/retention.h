@@ -21,10 +21,23 @@ struct RetentionPolicy {
   std::optional<uint64_t> older_than_ms;
 };
 
-// The sequence to pass to Log::truncate_before(): the largest cut any of the
-// given policies asks for (the strictest wins). Never cuts into the active
-// segment except for keep_records; returns the first sequence when there is
-// nothing to remove. `segs` is in log order, the last one active.
+// One policy's cut: truncate_before(cut) applies it (cut <= first: nothing to do).
+struct RetentionCut {
+  const char* policy;  // "keep_records", "keep_bytes", "keep_segments", "older_than"
+  uint64_t cut;
+};
+
+struct RetentionPlan {
+  std::vector<RetentionCut> cuts;  // one per policy given, in the order of RetentionPolicy
+  uint64_t cut = 0;                // the strictest: the largest, at least the first sequence
+  const char* policy = "";         // which policy gave it ("" when nothing is cut)
+};
+
+// Each policy's cut and the strictest of them. Never cuts into the active
+// segment except for keep_records. `segs` is in log order, the last one active.
+RetentionPlan retention_plan(const std::vector<SegmentInfo>& segs, const RetentionPolicy& policy);
+
+// retention_plan(segs, policy).cut: the sequence to pass to truncate_before().
 uint64_t retention_cut(const std::vector<SegmentInfo>& segs, const RetentionPolicy& policy);
 
 }  // namespace alog
