@@ -57,6 +57,10 @@ class FrameWindow {
     return refill(off, n);
   }
   const uint8_t* at(uint64_t off) const { return buf_.data() + (off - base_); }
+  // Whether [off, off+n) is in the window now (no read).
+  bool holds(uint64_t off, uint64_t n) const {
+    return off >= base_ && off + n <= base_ + buf_.size();
+  }
   uint64_t limit() const { return limit_; }
   void set_limit(uint64_t limit) {
     limit_ = limit;

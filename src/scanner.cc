@@ -193,10 +193,13 @@ Result<Record> LogImpl::read(uint64_t seq) const {
                                        std::to_string(first_sequence()) + ", " +
                                        std::to_string(next_sequence()) + ")")
         .at(dir_);
-  ALOG_ASSIGN(Located l, seg->locate(seq));
-  std::string buf(kFrameHeaderSize + l.length, '\0');
-  ALOG_ASSIGN(size_t got, seg->file().pread(buf.data(), buf.size(), l.offset));
-  if (got != buf.size()) return corrupt_record(*seg, l.offset, seq, "truncated payload");
+  std::string buf;
+  ALOG_ASSIGN(Located l, seg->locate(seq, &buf));
+  if (buf.size() != kFrameHeaderSize + l.length) {
+    buf.assign(kFrameHeaderSize + l.length, '\0');
+    ALOG_ASSIGN(size_t got, seg->file().pread(buf.data(), buf.size(), l.offset));
+    if (got != buf.size()) return corrupt_record(*seg, l.offset, seq, "truncated payload");
+  }
   const auto* p = reinterpret_cast<const uint8_t*>(buf.data());
   ALOG_TRY(check_data_frame(*seg, p, l.offset, seq, seg->range().end));
   FrameHeader h = decode_frame_header(p);
@@ -208,7 +211,8 @@ Result<Record> LogImpl::read(uint64_t seq) const {
     return Status(Errc::segment_reaped, seg->path() + ": segment was recycled").at(seg->path());
   Record r;
   r.sequence = seq;
-  r.payload = buf.substr(kFrameHeaderSize);
+  buf.erase(0, kFrameHeaderSize);
+  r.payload = std::move(buf);
   return r;
 }
 
