@@ -76,7 +76,16 @@ class FrameWindow {
   uint64_t limit_;
   size_t chunk_;
   uint64_t base_ = 0;
-  std::vector<uint8_t> buf_;
+  // Bytes are read into it before use: growing it need not zero them.
+  struct NoInit : std::allocator<uint8_t> {
+    template <class U>
+    struct rebind {
+      using other = NoInit;
+    };
+    void construct(uint8_t* p) { ::new (static_cast<void*>(p)) uint8_t; }
+    void construct(uint8_t* p, uint8_t v) { ::new (static_cast<void*>(p)) uint8_t(v); }
+  };
+  std::vector<uint8_t, NoInit> buf_;
   Status error_;
   uint64_t bytes_read_ = 0;
 };
