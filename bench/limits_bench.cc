@@ -39,12 +39,15 @@ int main() {
     limits::preallocate(f, len);
     int fd = limits::open_rw(f);
     uint64_t off = 4096;
+    double idle = med(3, [&] { return mean(limits::overwrite_sync_ns(fd, 132, scaled(50, 10), &off, len)); });
+    KeepAwake awake;  // see harness.h: an idle vCPU wakes for I/O completions at a 4 ms tick
     double s1 = med(n, [&] { return mean(limits::overwrite_sync_ns(fd, 132, scaled(200, 30), &off, len)); });
-    limit_row("fdatasync after a 132 B overwrite in preallocated space", rate(1e9 / s1, "/s") + " (" + dur(s1) + ")");
+    limit_row("fdatasync after a 132 B overwrite in preallocated space (CPUs kept busy)",
+              rate(1e9 / s1, "/s") + " (" + dur(s1) + "; " + dur(idle) + " with the CPUs idle)");
     double sb = med(n, [&] {
       return mean(limits::overwrite_sync_ns(fd, 500 * 116 + 16, scaled(50, 10), &off, len));
     });
-    limit_row("fdatasync after a 500-record (58 KB) batch in preallocated space",
+    limit_row("fdatasync after a 500-record (58 KB) batch in preallocated space (CPUs kept busy)",
               rate(1e9 / sb, "/s") + " (" + dur(sb) + ") = " + rate(500e9 / sb, " rec/s"));
     ::close(fd);
   }

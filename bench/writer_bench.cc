@@ -79,6 +79,7 @@ int main() {
   const uint64_t trial_ns = static_cast<uint64_t>(2e8 * std::min(1.0, scale()));
 
   settle();
+  KeepAwake awake;  // figure and limits alike: see harness.h
   alog::Writer w(*log);
   check(w.start(), "writer start");
   for (int producers : {8, 64}) {
