@@ -356,7 +356,7 @@ TEST_CASE("dump-frames shows the header, both slots and every frame") {
     types.push_back(json::parse(j.out.substr(start, nl - start))["type"]);
     start = nl + 1;
   }
-  CHECK(types == std::vector<std::string>{"segment", "slot", "slot", "frame", "frame", "frame", "frame", "segment_end"});
+  CHECK(types == std::vector<std::string>{"segment", "slot", "slot", "frame", "frame", "frame", "frame", "checkpoint", "end"});
   CHECK(run_alog("dump-frames " + shq(vector_log("sealed-length-flip"))).exit_code == 4);
 }
 
