@@ -325,6 +325,36 @@ TEST_CASE("truncate-before --dry-run changes nothing and prints the schema of th
   CHECK(run_alog("stats --json " + shq(d)).exit_code == 0);
 }
 
+TEST_CASE("truncate-before --keep, --keep-bytes, --keep-segments and --older-than cut where retention_plan says") {
+  // multi-segment: segments start at 0 33 61 87 107 129 136 149 165 (active), next 174;
+  // the last two sealed ones and the active one are 1796 + 1756 + 860 bytes; all were
+  // created on 2026-01-01, long before now.
+  TempDir t;
+  std::string d = copy_vector(t, "multi-segment");
+  auto before = snapshot_tree(d);
+  auto plan = [&](const std::string& opts) {
+    RunResult r = run_alog("--json truncate-before -n " + opts + " " + shq(d));
+    CHECK(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  json k = plan("--keep 10");
+  CHECK(k["seq"] == 164);
+  CHECK(k["segments_removed"] == 7);
+  CHECK(k["records_removed"] == 164);
+  CHECK(plan("--keep-bytes 3000")["seq"] == 149);
+  CHECK(plan("--keep-bytes 0")["seq"] == 165);  // the active segment stays
+  CHECK(plan("--keep-segments 2")["seq"] == 149);
+  CHECK(plan("--older-than 1s")["seq"] == 165);
+  json none = plan("--older-than 36500d");
+  CHECK(none["segments_removed"] == 0);
+  CHECK(none["records_removed"] == 0);
+  CHECK(plan("--keep 100 --keep-segments 5")["seq"] == 107);  // the strictest wins
+  CHECK(snapshot_tree(d) == before);
+  RunResult real = run_alog("truncate-before --keep-bytes 3000 " + shq(d));
+  CHECK(real.exit_code == 0);
+  CHECK(run_alog("cat --seq --payload=none --count 1 " + shq(d)).out == "149\n");
+}
+
 TEST_CASE("truncate-before needs SEQ or a policy, not both") {
   TempDir t;
   std::string d = copy_vector(t, "multi-segment");
