@@ -412,6 +412,43 @@ TEST_CASE("completion prints scripts for bash, zsh and fish naming every command
   CHECK(run_alog("completion tcsh").exit_code == 16);
 }
 
+TEST_CASE("the bash completion completes option values, shell names, directories and segment files") {
+  TempDir t;
+  write_file(t / "script", run_alog("completion bash").out);
+  auto complete = [&](const std::string& words, int cword) {
+    std::string cmd = "cd " + shq(vector_log("multi-segment")) + "/.. && . " + shq(t / "script") +
+                      " && COMP_WORDS=(" + words + ") && COMP_CWORD=" + std::to_string(cword) +
+                      " && { _alog; echo \"${COMPREPLY[*]}\"; }";
+    return run("bash -c " + shq(cmd)).out;
+  };
+  CHECK(complete("alog cat --payload ''", 3) == "base64 hex utf8 none\n");
+  CHECK(complete("alog seek --payload=h", 2) == "--payload=hex\n");
+  CHECK(complete("alog --format ''", 2) == "text json\n");
+  CHECK(complete("alog completion ''", 2) == "bash zsh fish\n");
+  CHECK(complete("alog recover ''", 2) == "log\n");
+  CHECK(complete("alog dump-frames log/0000000000000000016", 2) == "log/00000000000000000165.seg\n");
+  CHECK(complete("alog recover log/0000000000000000016", 2) == "\n");  // DIR: directories only
+}
+
+TEST_CASE("seek reports a walk that stops before the record as a verify problem, exit 4") {
+  std::string d = shq(vector_log("sealed-length-flip"));
+  RunResult r = run_alog("seek " + d + " 3");
+  CHECK(r.exit_code == 4);
+  CHECK(r.out ==
+        "record 3: 00000000000000000000.seg (start 0, first 0, next 33)\n"
+        "no checkpoint before it; walked 1 headers from 192 (seq 0)\n"
+        "00000000000000000000.seg:192: corruption: truncated_payload: truncated payload in a sealed "
+        "segment (expected payload of 4096 bytes, found 1815 bytes before end of file) [seq 0-] [cut at 192]\n");
+  CHECK(r.err == "");
+  json j = json::parse(run_alog("seek --json " + d + " 3").out);
+  CHECK(j["frame_offset"].is_null());
+  CHECK(j["crc_status"].is_null());
+  CHECK(j["problem"]["kind"] == "truncated_payload");
+  CHECK(run_alog("seek --payload " + shq(vector_log("seed-append")) + " 1").exit_code == 16);
+  CHECK(run_alog("seek --payload=hex " + shq(vector_log("seed-append")) + " 1").out.find(
+            "payload hex: 62657461\n") != std::string::npos);
+}
+
 TEST_CASE("usage errors exit 16 with one line naming the command") {
   RunResult r = run_alog("cat --bogus x");
   CHECK(r.exit_code == 16);
