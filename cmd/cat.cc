@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <deque>
+
 #include "alog/crc32c.h"
 #include "alog/scanner.h"
 #include "cli.h"
@@ -150,25 +152,32 @@ int cat_segment(const CatOptions& o, const Global& g) {
   return kExitOk;
 }
 
-// Whether the directory changed since the last look (names, active segment size).
-struct Fingerprint {
-  std::vector<std::string> names;
-  uint64_t active_length = 0;
-  bool operator==(const Fingerprint&) const = default;
-};
-Fingerprint fingerprint(const std::string& dir) {
-  Fingerprint f;
-  auto names = posix_fs().list(dir);
-  if (!names) return f;
-  for (auto& n : *names)
-    if (format::parse_segment_name(n)) f.names.push_back(n);
-  std::sort(f.names.begin(), f.names.end());
-  if (!f.names.empty()) {
-    auto st = posix_fs().stat(path_join(dir, f.names.back()));
-    if (st) f.active_length = st->size;
+// The CRCs of the last records written, to tell after a truncate_after cut
+// which of them the log still holds.
+class Written {
+ public:
+  void add(uint64_t seq, uint32_t crc) {
+    if (!v_.empty() && v_.back().first + 1 != seq) v_.clear();
+    v_.emplace_back(seq, crc);
+    if (v_.size() > kKeep) v_.pop_front();
   }
-  return f;
-}
+  // The first of the written records [.., pos) the log no longer holds as
+  // written (pos when it holds them all, as far as they are remembered).
+  uint64_t first_lost(const Log& log, uint64_t pos) const {
+    uint64_t lost = pos;
+    for (auto it = v_.rbegin(); it != v_.rend(); ++it) {
+      if (it->first >= pos) continue;
+      auto rec = log.read(it->first);
+      if (rec && crc32c(rec->payload.data(), rec->payload.size()) == it->second) break;
+      lost = it->first;
+    }
+    return lost;
+  }
+
+ private:
+  static constexpr size_t kKeep = 4096;
+  std::deque<std::pair<uint64_t, uint32_t>> v_;
+};
 
 int cat_dir(const CatOptions& o, const Global& g) {
   auto log = open_read_or_fail(o.dir);
@@ -181,16 +190,20 @@ int cat_dir(const CatOptions& o, const Global& g) {
     warn(g, o.dir, std::nullopt,
          fmt::format("records before {} were truncated; starting there", log->first_sequence()));
   Printer p(o, g);
+  Written written;
   Progress progress(g, "cat", /*delayed=*/true);
   uint64_t pos = std::max(r.from, log->first_sequence());
   bool torn_warned = false;
-  Fingerprint seen = fingerprint(o.dir);
-  while (true) {
+  auto new_scanner = [&] {
     auto sc = log->scan(pos, r.to);
     if (!sc) fail(sc.status(), o.dir);
+    return std::move(sc).value();
+  };
+  std::unique_ptr<Scanner> sc = new_scanner();
+  while (true) {
     bool reaped = false;
     while (!done(r, p, pos)) {
-      auto more = (*sc)->next();
+      auto more = sc->next();
       if (!more) {
         if (o.follow && more.status().code() == Errc::segment_reaped) {
           reaped = true;
@@ -209,8 +222,9 @@ int cat_dir(const CatOptions& o, const Global& g) {
         return kExitDamaged;
       }
       if (!*more) break;
-      p.record((*sc)->sequence(), (*sc)->payload());
-      pos = (*sc)->sequence() + 1;
+      p.record(sc->sequence(), sc->payload());
+      written.add(sc->sequence(), p.last_crc());
+      pos = sc->sequence() + 1;
       progress.update(p.printed(), 0);
       check_interrupted();
     }
@@ -219,7 +233,7 @@ int cat_dir(const CatOptions& o, const Global& g) {
       progress.clear();
       fail(log->damage(), o.dir);  // a corrupt header or a gap ends the readable records
     }
-    if (!torn_warned && !log->torn_tail().empty() && !writer_active(o.dir)) {
+    if (!reaped && !torn_warned && !log->torn_tail().empty() && !writer_active(o.dir)) {
       torn_warned = true;
       progress.clear();
       // torn_tail() is "PATH:OFFSET: what".
@@ -236,32 +250,33 @@ int cat_dir(const CatOptions& o, const Global& g) {
       }
     }
     if (!o.follow) return kExitOk;
-    // Follow: wait for a change, reopen, and check the log still holds what was printed.
+    // Follow: the log as another process changes it, every 100 ms.
     out_flush();
-    while (!reaped) {
+    if (!reaped) {
       check_interrupted();
       nap_ms(o.poll_ms);
       check_interrupted();
-      Fingerprint now = fingerprint(o.dir);
-      if (!(now == seen)) {
-        seen = now;
-        break;
-      }
     }
-    log = open_read_or_fail(o.dir);
+    Status st = log->refresh();
+    if (!st.is_ok()) fail(st, o.dir);
+    if (log->torn_tail().empty()) torn_warned = false;
     uint64_t first = log->first_sequence(), next = log->next_sequence();
+    bool rescan = reaped;
     if (pos > next) {
       p.reset(g, o.dir, "truncated_after", next, pos - 1, next,
               fmt::format("records {}-{} already written were removed by truncate-after; "
                           "following from {}", next, pos - 1, next));
       pos = next;
-    } else if (p.last_seq() && *p.last_seq() >= first && *p.last_seq() + 1 == pos) {
-      auto rec = log->read(*p.last_seq());
-      if (rec && crc32c(rec->payload.data(), rec->payload.size()) != p.last_crc()) {
-        p.reset(g, o.dir, "truncated_after", *p.last_seq(), *p.last_seq(), *p.last_seq(),
-                fmt::format("record {} is no longer the one written: the log was cut and "
-                            "appended again; following from {}", *p.last_seq(), *p.last_seq()));
-        pos = *p.last_seq();
+      rescan = true;
+    } else if (reaped && pos > first) {
+      // Cut behind the scanner and perhaps appended again: which of the
+      // records written are still there as written?
+      uint64_t lost = written.first_lost(*log, pos);
+      if (lost < pos) {
+        p.reset(g, o.dir, "truncated_after", lost, pos - 1, lost,
+                fmt::format("records {}-{} already written are no longer the ones written: the "
+                            "log was cut by truncate-after; following from {}", lost, pos - 1, lost));
+        pos = lost;
       }
     }
     if (first > pos) {
@@ -269,7 +284,9 @@ int cat_dir(const CatOptions& o, const Global& g) {
               fmt::format("records {}-{} were removed before they were read; following from {}",
                           pos, first - 1, first));
       pos = first;
+      rescan = true;
     }
+    if (rescan) sc = new_scanner();
   }
 }
 

@@ -28,12 +28,49 @@ std::vector<Opt> options_of(const CLI::App& app) {
   return v;
 }
 
+std::string flag(const Opt& o) { return o.long_name.empty() ? "-" + o.short_name : "--" + o.long_name; }
+
 std::string words(const std::vector<Opt>& opts) {
   std::string s;
-  for (const auto& o : opts) {
-    if (!s.empty()) s += ' ';
-    s += o.long_name.empty() ? "-" + o.short_name : "--" + o.long_name;
+  for (const auto& o : opts) s += (s.empty() ? "" : " ") + flag(o);
+  return s;
+}
+
+std::string value_words(const std::vector<Opt>& opts) {
+  std::string s;
+  for (const auto& o : opts)
+    if (o.takes_value) s += (s.empty() ? "" : " ") + flag(o);
+  return s;
+}
+
+// The completed values of an option ("" for none).
+std::string values_of(const Opt& o) {
+  if (o.long_name == "payload") return "base64 hex utf8 none";
+  if (o.long_name == "format") return "text json";
+  return "";
+}
+
+// What each positional argument completes: "dir" (directories), "dirseg"
+// (directories and *.seg files), "files", "shell", or "none"; the last
+// repeats when it is "files".
+std::vector<std::string> positionals_of(const CLI::App& app) {
+  std::vector<std::string> v;
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->get_positional()) continue;
+    const std::string& d = o->get_description();
+    std::string n = o->get_name();
+    if (n == "SHELL") v.push_back("shell");
+    else if (n == "FILE") v.push_back("files");
+    else if (d.rfind("Log directory or segment file", 0) == 0) v.push_back("dirseg");
+    else if (d.rfind("Log directory", 0) == 0) v.push_back("dir");
+    else v.push_back("none");
   }
+  return v;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
   return s;
 }
 
@@ -46,50 +83,122 @@ std::string sq(const std::string& s) {
 
 std::string bash(const CLI::App& app) {
   std::string cmds, cases;
+  auto global = options_of(app);
   for (const CLI::App* sub : app.get_subcommands({})) {
     cmds += (cmds.empty() ? "" : " ") + sub->get_name();
-    cases += fmt::format("    {}) opts=\"{}\" ;;\n", sub->get_name(), words(options_of(*sub)));
+    auto opts = options_of(*sub);
+    cases += fmt::format("    {}) opts=\"{}\"; vopts=\"{}\"; kinds=\"{}\" ;;\n", sub->get_name(),
+                         words(opts), value_words(opts), join(positionals_of(*sub)));
   }
   return fmt::format(
       "# bash completion for alog (alog completion bash)\n"
+      "_alog_values() {{\n"
+      "  case \"$1\" in\n"
+      "    --payload) echo \"base64 hex utf8 none\" ;;\n"
+      "    --format) echo \"text json\" ;;\n"
+      "  esac\n"
+      "}}\n"
       "_alog() {{\n"
-      "  local cur cmd i opts\n"
+      "  local cur prev cmd i n opts vopts kinds kind gvopts=\"{}\"\n"
       "  cur=\"${{COMP_WORDS[COMP_CWORD]}}\"\n"
+      "  prev=\"\"\n"
+      "  (( COMP_CWORD > 0 )) && prev=\"${{COMP_WORDS[COMP_CWORD-1]}}\"\n"
+      "  if [[ \"$cur\" == --payload=* || \"$cur\" == --format=* ]]; then\n"
+      "    COMPREPLY=($(compgen -P \"${{cur%%=*}}=\" -W \"$(_alog_values \"${{cur%%=*}}\")\" -- \"${{cur#*=}}\"))\n"
+      "    return\n"
+      "  fi\n"
+      "  if [[ \"$prev\" == --payload || \"$prev\" == --format ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"$(_alog_values \"$prev\")\" -- \"$cur\"))\n"
+      "    return\n"
+      "  fi\n"
       "  cmd=\"\"\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
-      "    case \"${{COMP_WORDS[i]}}\" in -*) ;; *) cmd=\"${{COMP_WORDS[i]}}\"; break ;; esac\n"
+      "    case \"${{COMP_WORDS[i]}}\" in\n"
+      "      -*) [[ \" $gvopts \" == *\" ${{COMP_WORDS[i]}} \"* ]] && ((i++)) ;;\n"
+      "      *) cmd=\"${{COMP_WORDS[i]}}\"; break ;;\n"
+      "    esac\n"
       "  done\n"
       "  if [[ -z \"$cmd\" ]]; then\n"
       "    if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))\n"
       "    else COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); fi\n"
       "    return\n"
       "  fi\n"
-      "  case \"$cmd\" in\n{}    *) opts=\"\" ;;\n  esac\n"
-      "  if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W \"$opts {}\" -- \"$cur\"))\n"
-      "  else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+      "  opts=\"\"; vopts=\"\"; kinds=\"\"\n"
+      "  case \"$cmd\" in\n{}  esac\n"
+      "  if [[ \"$cur\" == -* ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"$opts {}\" -- \"$cur\"))\n"
+      "    return\n"
+      "  fi\n"
+      "  # Which positional argument this is: words after the command that are\n"
+      "  # neither options nor option values.\n"
+      "  n=0\n"
+      "  for ((i = i + 1; i < COMP_CWORD; i++)); do\n"
+      "    case \"${{COMP_WORDS[i]}}\" in\n"
+      "      *=*) ;;\n"
+      "      -*) [[ \" $vopts $gvopts \" == *\" ${{COMP_WORDS[i]}} \"* ]] && ((i++)) ;;\n"
+      "      *) ((n++)) ;;\n"
+      "    esac\n"
+      "  done\n"
+      "  kinds=($kinds)\n"
+      "  kind=\"${{kinds[n]}}\"\n"
+      "  [[ -z \"$kind\" && \"${{kinds[${{#kinds[@]}}-1]}}\" == files ]] && kind=files\n"
+      "  case \"$kind\" in\n"
+      "    dir) COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n"
+      "    dirseg) COMPREPLY=($(compgen -d -- \"$cur\") $(compgen -f -X '!*.seg' -- \"$cur\")) ;;\n"
+      "    files) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+      "    shell) COMPREPLY=($(compgen -W \"bash zsh fish\" -- \"$cur\")) ;;\n"
+      "    *) COMPREPLY=() ;;\n"
+      "  esac\n"
       "}}\n"
       "complete -o filenames -F _alog alog\n",
-      words(options_of(app)), cmds, cases, words(options_of(app)));
+      value_words(global), words(global), cmds, cases, words(global));
+}
+
+// An _arguments spec for an option.
+std::string zsh_spec(const Opt& o) {
+  std::string v = values_of(o);
+  std::string spec = "'" + flag(o) + (o.takes_value ? "=" : "") + "[" + sq(o.help) + "]";
+  if (o.takes_value) spec += v.empty() ? ":value: " : ":value:(" + v + ")";
+  return spec + "'";
+}
+
+std::string zsh_positional(size_t i, const std::string& kind) {
+  std::string n = kind == "files" ? "*" : std::to_string(i + 1);
+  if (kind == "dir") return "'" + n + ":directory:_files -/'";
+  if (kind == "dirseg") return "'" + n + ":log directory or segment:_files -g \"*.seg\"'";
+  if (kind == "files") return "'" + n + ":file:_files'";
+  if (kind == "shell") return "'" + n + ":shell:(bash zsh fish)'";
+  return "'" + n + ":value: '";
 }
 
 std::string zsh(const CLI::App& app) {
   std::string s = "#compdef alog\n# zsh completion for alog (alog completion zsh)\n_alog() {\n"
-                  "  local -a commands\n  commands=(\n";
+                  "  local curcontext=\"$curcontext\" state line\n  local -a commands\n  commands=(\n";
   for (const CLI::App* sub : app.get_subcommands({}))
     s += fmt::format("    '{}:{}'\n", sub->get_name(), sq(sub->get_description()));
-  s += "  )\n  if (( CURRENT == 2 )); then\n    _describe 'command' commands\n    return\n  fi\n"
-       "  case \"$words[2]\" in\n";
+  s += "  )\n  _arguments -C";
+  for (const auto& o : options_of(app)) s += " \\\n    " + zsh_spec(o);
+  s += " \\\n    '1:command:->command' \\\n    '*::argument:->argument'\n"
+       "  case $state in\n"
+       "    command) _describe 'command' commands ;;\n"
+       "    argument)\n      case $words[1] in\n";
   for (const CLI::App* sub : app.get_subcommands({})) {
-    s += fmt::format("    {})\n      _arguments", sub->get_name());
-    for (const auto& o : options_of(*sub)) {
-      std::string name = o.long_name.empty() ? "-" + o.short_name : "--" + o.long_name;
-      s += fmt::format(" \\\n        '{}{}[{}]{}'", name, o.takes_value ? "=" : "", sq(o.help),
-                       o.takes_value ? ":value:" : "");
-    }
-    s += " \\\n        '*:file:_files' ;;\n";
+    s += fmt::format("        {})\n          _arguments", sub->get_name());
+    for (const auto& o : options_of(*sub)) s += " \\\n            " + zsh_spec(o);
+    auto kinds = positionals_of(*sub);
+    for (size_t i = 0; i < kinds.size(); i++) s += " \\\n            " + zsh_positional(i, kinds[i]);
+    s += " ;;\n";
   }
-  s += "  esac\n}\ncompdef _alog alog\n";
+  s += "      esac ;;\n  esac\n}\ncompdef _alog alog\n";
   return s;
+}
+
+std::string fish_opt(const Opt& o) {
+  std::string s = o.long_name.empty() ? "-s " + o.short_name : "-l " + o.long_name;
+  std::string v = values_of(o);
+  if (!v.empty()) s += " -x -a '" + v + "'";
+  else if (o.takes_value) s += " -x";
+  return s + " -d '" + sq(o.help) + "'";
 }
 
 std::string fish(const CLI::App& app) {
@@ -99,16 +208,22 @@ std::string fish(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands({}))
     s += fmt::format("complete -c alog -n 'not __fish_seen_subcommand_from {}' -a {} -d '{}'\n", names,
                      sub->get_name(), sq(sub->get_description()));
-  for (const auto& o : options_of(app))
-    s += fmt::format("complete -c alog {}{} -d '{}'\n",
-                     o.long_name.empty() ? "-s " + o.short_name : "-l " + o.long_name,
-                     o.takes_value ? " -r" : "", sq(o.help));
+  for (const auto& o : options_of(app)) s += "complete -c alog " + fish_opt(o) + "\n";
   for (const CLI::App* sub : app.get_subcommands({})) {
-    for (const auto& o : options_of(*sub))
-      s += fmt::format("complete -c alog -n '__fish_seen_subcommand_from {}' {}{} -d '{}'\n",
-                       sub->get_name(), o.long_name.empty() ? "-s " + o.short_name : "-l " + o.long_name,
-                       o.takes_value ? " -r" : "", sq(o.help));
-    s += fmt::format("complete -c alog -n '__fish_seen_subcommand_from {}' -F\n", sub->get_name());
+    std::string cond = fmt::format("-n '__fish_seen_subcommand_from {}'", sub->get_name());
+    for (const auto& o : options_of(*sub)) s += "complete -c alog " + cond + " " + fish_opt(o) + "\n";
+    bool dir = false, dirseg = false, files = false, shell = false;
+    for (const auto& k : positionals_of(*sub)) {
+      dir = dir || k == "dir";
+      dirseg = dirseg || k == "dirseg";
+      files = files || k == "files";
+      shell = shell || k == "shell";
+    }
+    if (files) s += "complete -c alog " + cond + " -F\n";
+    else if (dirseg)
+      s += "complete -c alog " + cond + " -a '(__fish_complete_directories) (__fish_complete_suffix .seg)'\n";
+    else if (dir) s += "complete -c alog " + cond + " -a '(__fish_complete_directories)'\n";
+    if (shell) s += "complete -c alog " + cond + " -a 'bash zsh fish'\n";
   }
   return s;
 }

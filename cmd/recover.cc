@@ -39,48 +39,72 @@ int recover_exit(const RecoverReport& r, bool dry_run) {
   return has_damage(r.after) ? (kExitRepaired | kExitDamaged) : kExitRepaired;
 }
 
-Json action_json(const RecoverAction& a) {
+bool moves_bytes(const RecoverAction& a) { return a.action == "cut" || a.action == "move_segment"; }
+
+// Where the bytes are (or will be), relative to DIR.
+Json saved_to(const RecoverAction& a, bool applied) {
+  if (moves_bytes(a)) return applied && !a.saved_to.empty() ? a.saved_to : "lost+found/";
+  if (a.action == "rename") return a.saved_to.empty() ? Json(nullptr) : Json(a.saved_to);
+  return nullptr;
+}
+
+Json action_json(const RecoverAction& a, bool applied) {
   Json j;
-  j["action"] = a.action;
   j["file"] = a.file;
-  j["offset"] = opt_json(a.offset);
+  j["offset"] = a.action == "cut" ? opt_json(a.offset) : Json(nullptr);
+  j["action"] = a.action;
   j["records_dropped"] = a.records_dropped;
   j["bytes_dropped"] = a.bytes_dropped;
   j["first_seq"] = opt_json(a.first_seq);
   j["last_seq"] = opt_json(a.last_seq);
-  j["saved_to"] = a.saved_to.empty() ? Json(nullptr) : Json(a.saved_to);
+  j["saved_to"] = saved_to(a, applied);
   j["reason"] = a.reason;
   return j;
 }
 
-std::string action_text(const RecoverAction& a, bool dry_run) {
-  std::string s = fmt::format("{}{} {}", dry_run ? "would " : "", a.action, a.file);
-  if (a.offset) s += fmt::format(" at {}", *a.offset);
-  s += fmt::format(": {} record{}", a.records_dropped, a.records_dropped == 1 ? "" : "s");
-  if (a.first_seq && a.last_seq) s += fmt::format(" ({}-{})", *a.first_seq, *a.last_seq);
-  else if (a.first_seq) s += fmt::format(" ({}-)", *a.first_seq);
-  s += fmt::format(", {} byte{} dropped", a.bytes_dropped, a.bytes_dropped == 1 ? "" : "s");
-  if (!a.saved_to.empty()) s += fmt::format("; {} {}", dry_run ? "would save to" : "saved to", a.saved_to);
-  if (!a.reason.empty()) s += " (" + a.reason + ")";
+std::string action_text(const RecoverAction& a, bool applied) {
+  std::string s = applied ? "" : "would ";
+  if (!moves_bytes(a)) {
+    s += a.action + " " + a.file;
+    Json to = saved_to(a, applied);
+    if (a.action == "rename" && to.is_string()) s += " to " + to.get<std::string>();
+    return s;
+  }
+  s += a.action + " " + a.file;
+  if (a.action == "cut" && a.offset) s += fmt::format(" at {}", *a.offset);
+  s += fmt::format(": {} records", a.records_dropped);
+  if (a.records_dropped && a.first_seq && a.last_seq)
+    s += *a.first_seq == *a.last_seq ? fmt::format(" ({})", *a.first_seq)
+                                     : fmt::format(" ({}-{})", *a.first_seq, *a.last_seq);
+  s += fmt::format(", {} bytes, saved to {}", a.bytes_dropped, saved_to(a, applied).get<std::string>());
   return s;
 }
 
-Json after_json(const VerifyReport& r) {
-  ProblemCounts c = count_problems(r);
-  Json j;
-  j["segments"] = r.segments.size();
-  j["records"] = r.records;
-  j["first_seq"] = opt_json(r.first_sequence);
-  bool any = r.first_sequence && r.next_sequence > *r.first_sequence;
-  j["last_seq"] = any ? Json(r.next_sequence - 1) : Json(nullptr);
-  j["next_seq"] = r.next_sequence;
-  j["torn_tail_count"] = c.torn_tail;
-  j["corruption_count"] = c.corruption;
-  j["warning_count"] = c.warning;
-  Json probs = Json::array();
-  for (const auto& p : r.problems) probs.push_back(problem_json(p));
-  j["problems"] = probs;
-  return j;
+// The log's range after the run, or as it would be after the plan.
+struct Range {
+  std::optional<uint64_t> first, last;
+  uint64_t next = 0;
+};
+
+Range range_after(const RecoverReport& r) {
+  Range g;
+  if (r.applied) {
+    g.next = r.after.next_sequence;
+    if (r.after.first_sequence && r.after.next_sequence > *r.after.first_sequence) {
+      g.first = r.after.first_sequence;
+      g.last = r.after.next_sequence - 1;
+    }
+    return g;
+  }
+  g.next = r.before.next_sequence;
+  if (!r.refused)
+    for (const auto& a : r.actions)
+      if (moves_bytes(a) && a.first_seq) g.next = std::min(g.next, *a.first_seq);
+  if (r.before.first_sequence && g.next > *r.before.first_sequence) {
+    g.first = r.before.first_sequence;
+    g.last = g.next - 1;
+  }
+  return g;
 }
 
 void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, int exit) {
@@ -89,6 +113,7 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
     records += a.records_dropped;
     bytes += a.bytes_dropped;
   }
+  Range after = range_after(r);
   if (g.json()) {
     Json j = summary_head(exit);
     j["path"] = o.dir;
@@ -96,34 +121,36 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
     j["force"] = o.force;
     j["refused"] = r.refused;
     j["applied"] = r.applied;
-    j["records_dropped"] = records;
-    j["bytes_dropped"] = bytes;
     Json probs = Json::array();
     for (const auto& p : r.before.problems) probs.push_back(problem_json(p));
     j["problems"] = probs;
     Json acts = Json::array();
-    for (const auto& a : r.actions) acts.push_back(action_json(a));
+    for (const auto& a : r.actions) acts.push_back(action_json(a, r.applied));
     j["actions"] = acts;
-    j["after"] = r.applied ? after_json(r.after) : Json(nullptr);
+    j["records_dropped"] = records;
+    j["bytes_dropped"] = bytes;
+    j["first_seq"] = opt_json(after.first);
+    j["last_seq"] = opt_json(after.last);
+    j["next_seq"] = after.next;
     out_json(j);
     return;
   }
   bool color = use_color_stdout();
   for (const auto& p : r.before.problems) out_line(problem_text(p, o.dir, color));
-  for (const auto& a : r.actions) out_line(action_text(a, o.dry_run || !r.applied));
+  for (const auto& a : r.actions) out_line(action_text(a, r.applied));
+  std::string log = after.first ? fmt::format("{}-{}, next {}", *after.first, *after.last, after.next)
+                                : fmt::format("empty, next {}", after.next);
   std::string s;
   if (r.refused)
-    s = "refused: corruption in synced data; nothing changed (--force cuts at the last good batch "
-        "boundary before it, saving the rest in lost+found/)";
+    s = "refused: corruption found; nothing changed (use --force to cut at the last good batch "
+        "boundary)";
   else if (r.actions.empty())
-    s = has_damage(r.before) ? "nothing recovery can do" : "nothing to do: clean";
-  else if (o.dry_run)
-    s = fmt::format("dry run: {} action{} planned, {} records and {} bytes would be dropped",
-                    r.actions.size(), r.actions.size() == 1 ? "" : "s", records, bytes);
+    s = "nothing to do; log " + log;
+  else if (r.applied)
+    s = fmt::format("done: {} records and {} bytes dropped; log {}", records, bytes, log);
   else
-    s = fmt::format("recovered: {} action{} applied, {} records and {} bytes dropped; {}",
-                    r.actions.size(), r.actions.size() == 1 ? "" : "s", records, bytes,
-                    has_damage(r.after) ? "damage remains" : "log is clean");
+    s = fmt::format("plan: {} records and {} bytes would be dropped; log would be {}", records,
+                    bytes, log);
   out_line(s);
 }
 

@@ -6,7 +6,7 @@
 
 #include "alog/verify.h"
 #include "cli.h"
-#include "retention.h"
+#include "alog/retention.h"
 
 namespace alog::cli {
 

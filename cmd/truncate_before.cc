@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "report.h"
-#include "retention.h"
+#include "alog/retention.h"
 
 namespace alog::cli {
 
@@ -26,6 +26,11 @@ uint64_t wall_clock_ms() {
   return uint64_t(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
+bool any_policy(const RetentionPolicy& p) {
+  return p.keep_records || p.keep_bytes || p.keep_segments || p.older_than_ms;
+}
+
+// The policies given; --older-than DURATION becomes the absolute cutoff now - DURATION.
 RetentionPolicy policy_of(const TruncateBeforeOptions& o) {
   RetentionPolicy p;
   if (o.keep) p.keep_records = parse_u64(*o.keep);
@@ -36,7 +41,9 @@ RetentionPolicy policy_of(const TruncateBeforeOptions& o) {
   }
   if (o.older_than) {
     uint64_t s = *parse_duration_s(*o.older_than);
-    p.older_than_ms = s > UINT64_MAX / 1000 ? UINT64_MAX : s * 1000;
+    uint64_t age = s > UINT64_MAX / 1000 ? UINT64_MAX : s * 1000;
+    uint64_t now = wall_clock_ms();
+    p.older_than_ms = now > age ? now - age : 0;
   }
   return p;
 }
@@ -77,8 +84,8 @@ void measure(TruncateResult& r, const std::vector<SegmentInfo>& before, const Lo
 
 int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
   RetentionPolicy policy = policy_of(o);
-  if (o.seq && policy.any()) throw UsageError("give SEQ or retention options, not both");
-  if (!o.seq && !policy.any())
+  if (o.seq && any_policy(policy)) throw UsageError("give SEQ or retention options, not both");
+  if (!o.seq && !any_policy(policy))
     throw UsageError("SEQ or one of --keep, --keep-bytes, --keep-segments, --older-than is required");
   require_log_dir(o.dir);
   std::unique_ptr<Log> log;
@@ -99,13 +106,10 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
     cut = *parse_u64(*o.seq);
     r.policy = "seq";
   } else {
-    std::vector<RetentionSegment> rs;
-    for (const auto& s : segs)
-      rs.push_back({s.first_sequence, s.next_sequence, s.file_length, s.created_at_ms, s.active});
-    RetentionPlan p = plan_retention(rs, policy, wall_clock_ms());
+    RetentionPlan p = retention_plan(segs, policy);
     cut = p.cut;
     r.cuts = p.cuts;
-    r.policy = p.policy.empty() ? r.cuts.front().policy : p.policy;
+    r.policy = *p.policy ? p.policy : r.cuts.front().policy;
   }
   r.seq = cut;
   if (cut > log->next_sequence())

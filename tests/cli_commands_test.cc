@@ -325,6 +325,36 @@ TEST_CASE("truncate-before --dry-run changes nothing and prints the schema of th
   CHECK(run_alog("stats --json " + shq(d)).exit_code == 0);
 }
 
+TEST_CASE("truncate-before --keep, --keep-bytes, --keep-segments and --older-than cut where retention_plan says") {
+  // multi-segment: segments start at 0 33 61 87 107 129 136 149 165 (active), next 174;
+  // the last two sealed ones and the active one are 1796 + 1756 + 860 bytes; all were
+  // created on 2026-01-01, long before now.
+  TempDir t;
+  std::string d = copy_vector(t, "multi-segment");
+  auto before = snapshot_tree(d);
+  auto plan = [&](const std::string& opts) {
+    RunResult r = run_alog("--json truncate-before -n " + opts + " " + shq(d));
+    CHECK(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  json k = plan("--keep 10");
+  CHECK(k["seq"] == 164);
+  CHECK(k["segments_removed"] == 7);
+  CHECK(k["records_removed"] == 164);
+  CHECK(plan("--keep-bytes 3000")["seq"] == 149);
+  CHECK(plan("--keep-bytes 0")["seq"] == 165);  // the active segment stays
+  CHECK(plan("--keep-segments 2")["seq"] == 149);
+  CHECK(plan("--older-than 1s")["seq"] == 165);
+  json none = plan("--older-than 36500d");
+  CHECK(none["segments_removed"] == 0);
+  CHECK(none["records_removed"] == 0);
+  CHECK(plan("--keep 100 --keep-segments 5")["seq"] == 107);  // the strictest wins
+  CHECK(snapshot_tree(d) == before);
+  RunResult real = run_alog("truncate-before --keep-bytes 3000 " + shq(d));
+  CHECK(real.exit_code == 0);
+  CHECK(run_alog("cat --seq --payload=none --count 1 " + shq(d)).out == "149\n");
+}
+
 TEST_CASE("truncate-before needs SEQ or a policy, not both") {
   TempDir t;
   std::string d = copy_vector(t, "multi-segment");
@@ -356,7 +386,7 @@ TEST_CASE("dump-frames shows the header, both slots and every frame") {
     types.push_back(json::parse(j.out.substr(start, nl - start))["type"]);
     start = nl + 1;
   }
-  CHECK(types == std::vector<std::string>{"segment", "slot", "slot", "frame", "frame", "frame", "frame", "segment_end"});
+  CHECK(types == std::vector<std::string>{"segment", "slot", "slot", "frame", "frame", "frame", "frame", "checkpoint", "end"});
   CHECK(run_alog("dump-frames " + shq(vector_log("sealed-length-flip"))).exit_code == 4);
 }
 
@@ -380,6 +410,43 @@ TEST_CASE("completion prints scripts for bash, zsh and fish naming every command
   }
   CHECK(run("bash -n -c " + shq(run_alog("completion bash").out)).exit_code == 0);
   CHECK(run_alog("completion tcsh").exit_code == 16);
+}
+
+TEST_CASE("the bash completion completes option values, shell names, directories and segment files") {
+  TempDir t;
+  write_file(t / "script", run_alog("completion bash").out);
+  auto complete = [&](const std::string& words, int cword) {
+    std::string cmd = "cd " + shq(vector_log("multi-segment")) + "/.. && . " + shq(t / "script") +
+                      " && COMP_WORDS=(" + words + ") && COMP_CWORD=" + std::to_string(cword) +
+                      " && { _alog; echo \"${COMPREPLY[*]}\"; }";
+    return run("bash -c " + shq(cmd)).out;
+  };
+  CHECK(complete("alog cat --payload ''", 3) == "base64 hex utf8 none\n");
+  CHECK(complete("alog seek --payload=h", 2) == "--payload=hex\n");
+  CHECK(complete("alog --format ''", 2) == "text json\n");
+  CHECK(complete("alog completion ''", 2) == "bash zsh fish\n");
+  CHECK(complete("alog recover ''", 2) == "log\n");
+  CHECK(complete("alog dump-frames log/0000000000000000016", 2) == "log/00000000000000000165.seg\n");
+  CHECK(complete("alog recover log/0000000000000000016", 2) == "\n");  // DIR: directories only
+}
+
+TEST_CASE("seek reports a walk that stops before the record as a verify problem, exit 4") {
+  std::string d = shq(vector_log("sealed-length-flip"));
+  RunResult r = run_alog("seek " + d + " 3");
+  CHECK(r.exit_code == 4);
+  CHECK(r.out ==
+        "record 3: 00000000000000000000.seg (start 0, first 0, next 33)\n"
+        "no checkpoint before it; walked 1 headers from 192 (seq 0)\n"
+        "00000000000000000000.seg:192: corruption: truncated_payload: truncated payload in a sealed "
+        "segment (expected payload of 4096 bytes, found 1815 bytes before end of file) [seq 0-] [cut at 192]\n");
+  CHECK(r.err == "");
+  json j = json::parse(run_alog("seek --json " + d + " 3").out);
+  CHECK(j["frame_offset"].is_null());
+  CHECK(j["crc_status"].is_null());
+  CHECK(j["problem"]["kind"] == "truncated_payload");
+  CHECK(run_alog("seek --payload " + shq(vector_log("seed-append")) + " 1").exit_code == 16);
+  CHECK(run_alog("seek --payload=hex " + shq(vector_log("seed-append")) + " 1").out.find(
+            "payload hex: 62657461\n") != std::string::npos);
 }
 
 TEST_CASE("usage errors exit 16 with one line naming the command") {

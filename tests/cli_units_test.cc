@@ -1,9 +1,9 @@
-// Unit tests of the toolkit's pure parts: SIZE, DURATION and SEQ values, and
-// the retention policies of truncate-before. The CLI is not a library, so
-// its sources are compiled in here.
+// Unit tests of the toolkit's pure parts: SIZE, DURATION and SEQ values
+// (the retention policies of truncate-before are the library's
+// retention_plan, tested in tests/retention_test.cc). The CLI is not a
+// library, so its sources are compiled in here.
 #include <doctest/doctest.h>
 
-#include "../cmd/retention.cc"
 #include "../cmd/units.cc"
 
 using namespace alog::cli;
@@ -57,84 +57,4 @@ TEST_CASE("sequences are decimal unsigned 64-bit integers without sign or unit")
   CHECK_FALSE(parse_u64("1k"));
   CHECK_FALSE(parse_u64(" 1"));
   CHECK_FALSE(parse_u64(""));
-}
-
-namespace {
-// Four segments of 10 records each, 1000 bytes each, created 1 s apart; the last is active.
-std::vector<RetentionSegment> four_segments() {
-  std::vector<RetentionSegment> v;
-  for (uint64_t i = 0; i < 4; i++) v.push_back({i * 10, i * 10 + 10, 1000, 1000 * (i + 1), i == 3});
-  return v;
-}
-}  // namespace
-
-TEST_CASE("keep N cuts at the next sequence minus N and never below the first") {
-  RetentionPolicy p;
-  p.keep_records = 5;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 35u);
-  p.keep_records = 0;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 40u);
-  p.keep_records = 1000;
-  RetentionPlan plan = plan_retention(four_segments(), p, 0);
-  CHECK(plan.cut == 0u);
-  CHECK(plan.policy.empty());
-}
-
-TEST_CASE("keep-bytes removes the oldest sealed segments until the rest fit") {
-  RetentionPolicy p;
-  p.keep_bytes = 2500;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 20u);
-  p.keep_bytes = 4000;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 0u);
-  p.keep_bytes = 0;  // the active segment always stays
-  CHECK(plan_retention(four_segments(), p, 0).cut == 30u);
-}
-
-TEST_CASE("keep-segments keeps the newest K and never the active one out") {
-  RetentionPolicy p;
-  p.keep_segments = 2;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 20u);
-  p.keep_segments = 1;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 30u);
-  p.keep_segments = 9;
-  CHECK(plan_retention(four_segments(), p, 0).cut == 0u);
-}
-
-TEST_CASE("older-than goes by the successor's created_at and keeps the active segment") {
-  RetentionPolicy p;
-  // now 5000, older than 2500 ms: cutoff 2500; segment 0's successor was created at 2000.
-  p.older_than_ms = 2500;
-  CHECK(plan_retention(four_segments(), p, 5000).cut == 10u);
-  // A successor created exactly at the cutoff is not older than it.
-  p.older_than_ms = 3000;
-  CHECK(plan_retention(four_segments(), p, 5000).cut == 0u);
-  p.older_than_ms = 0;
-  CHECK(plan_retention(four_segments(), p, 5000).cut == 30u);
-  p.older_than_ms = 1000000;  // longer ago than the clock: nothing
-  CHECK(plan_retention(four_segments(), p, 5000).cut == 0u);
-}
-
-TEST_CASE("several policies together take the strictest cut and report each") {
-  RetentionPolicy p;
-  p.keep_records = 25;   // 15
-  p.keep_segments = 3;   // 10
-  p.keep_bytes = 1500;   // 30
-  RetentionPlan plan = plan_retention(four_segments(), p, 0);
-  CHECK(plan.cut == 30u);
-  CHECK(plan.policy == "keep_bytes");
-  REQUIRE(plan.cuts.size() == 3);
-  CHECK(plan.cuts[0].cut == 15u);
-  CHECK(plan.cuts[1].cut == 30u);
-  CHECK(plan.cuts[2].cut == 10u);
-}
-
-TEST_CASE("retention of a log whose first segment was truncated inside starts at its first record") {
-  auto segs = four_segments();
-  segs[0].first_sequence = 7;
-  RetentionPolicy p;
-  p.keep_records = 100;
-  CHECK(plan_retention(segs, p, 0).cut == 7u);
-  p = {};
-  p.keep_segments = 3;
-  CHECK(plan_retention(segs, p, 0).cut == 10u);
 }
