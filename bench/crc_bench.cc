@@ -82,7 +82,9 @@ int main() {
         [&] { return ns_per_call(alog::crc::sse42, p, n, it); }, /*use_min=*/true);
     sse.push_back(r.lim);
     isal.push_back(r.fig);
-    line += " " + std::to_string(n) + ":" + fmt("%.1f", r.lim) + "/" + fmt("%.1f", r.fig);
+    char part[64];
+    std::snprintf(part, sizeof part, " %zu:%.1f/%.1f", n, r.lim, r.fig);
+    line += part;
   }
   info(line);
   // The crossover: the smallest size from which ISA-L is faster at every larger size measured.

@@ -110,6 +110,7 @@ inline T percentile(std::vector<T> v, double q) {
 // what each returned (e.g. ns per operation).
 struct Pair {
   double fig = 0, lim = 0;
+  double paired = 0;  // median over rounds of fig/lim from the same round
 };
 // use_min: the least of the rounds instead of the median, for CPU-bound
 // work where interference only ever adds time (the CRC loops).
@@ -125,8 +126,11 @@ inline Pair interleave(int rounds, const std::function<double()>& fig,
       l.push_back(lim());
     }
   }
-  if (use_min) return {*std::min_element(f.begin(), f.end()), *std::min_element(l.begin(), l.end())};
-  return {median(f), median(l)};
+  std::vector<double> ratio;
+  for (size_t i = 0; i < f.size(); i++) ratio.push_back(l[i] > 0 ? f[i] / l[i] : 0);
+  if (use_min)
+    return {*std::min_element(f.begin(), f.end()), *std::min_element(l.begin(), l.end()), median(ratio)};
+  return {median(f), median(l), median(ratio)};
 }
 
 // Calls chunk() until about `ns` have passed (at least once) and returns

@@ -76,7 +76,10 @@ int main() {
   int fd = limits::open_rw(raw);
   uint64_t raw_off = 4096;
   const size_t batch_bytes = 500 * 116 + 16;
-  const uint64_t trial_ns = static_cast<uint64_t>(2e8 * std::min(1.0, scale()));
+  // Short trials, many rounds, and each round's figure divided by the limit
+  // measured right beside it: this disk's fdatasync flips between ~60 µs and
+  // 4-8 ms for seconds at a time, and only adjacent trials share a mode.
+  const uint64_t trial_ns = static_cast<uint64_t>(1e8 * std::min(1.0, scale()));
 
   settle();
   KeepAwake awake;  // figure and limits alike: see harness.h
@@ -91,13 +94,13 @@ int main() {
              }));
     };
     auto s0 = w.stats();
-    Pair r = interleave(9, fig, lim);
+    Pair r = interleave(15, fig, lim);
     auto s1 = w.stats();
     info("Writer, P = " + std::to_string(producers) +
          fmt(": %.1f records per batch (one sync each)",
              double(s1.records - s0.records) / double(std::max<uint64_t>(1, s1.batches - s0.batches))));
     double limit = producers * r.lim;
-    double ratio = r.fig / limit;
+    double ratio = r.paired / producers;  // median of same-round ratios
     row("Writer group commit, P = " + std::to_string(producers) + ", 1 durable record in flight each",
         rate(r.fig, " rec/s"), rate(limit, " rec/s") + " = P × batch fdatasync rate", ratio,
         "≥ 0.6×", ratio >= 0.6);
@@ -106,8 +109,8 @@ int main() {
   // A lone caller: each append is written and synced at once.
   {
     std::string p = payload(100, 7);
-    std::vector<double> fig_p50, lim_p50;
-    for (int r = 0; r < 9; r++) {
+    std::vector<double> fig_p50, lim_p50, excess;
+    for (int r = 0; r < 15; r++) {
       auto lat = for_about(trial_ns / 2, [&] {
         std::vector<double> v;
         for (int i = 0; i < 5; i++) {
@@ -122,10 +125,11 @@ int main() {
                                      return limits::overwrite_sync_ns(fd, 132, 5, &raw_off, seg);
                                    }),
                                    0.5));
+      excess.push_back(fig_p50.back() - lim_p50.back());
     }
-    double f = median(fig_p50), l = median(lim_p50);
-    row("Writer, lone caller, durable append p50", dur(f), dur(l) + " raw fdatasync p50",
-        f / l, "≤ raw + 50 µs", f <= l + 50e3);
+    double f = median(fig_p50), l = median(lim_p50), x = median(excess);
+    row("Writer, lone caller, durable append p50", dur(f) + " (raw + " + dur(x) + ")",
+        dur(l) + " raw fdatasync p50", f / l, "≤ raw + 50 µs", x <= 50e3);
   }
   check(w.stop(), "writer stop");
   ::close(fd);
