@@ -64,7 +64,7 @@ std::string Workload::trace() const {
   return s;
 }
 
-CheckReport Workload::open(bool after_crash) {
+CheckReport Workload::open(bool after_crash, bool synced_may_be_lost) {
   log_.reset();
   const uint64_t faults = fs_.faults_injected();
   auto log = Log::open(dir_, options_);
@@ -80,7 +80,7 @@ CheckReport Workload::open(bool after_crash) {
   log_ = std::move(*log);
   note("open: [" + std::to_string(log_->first_sequence()) + ", " +
        std::to_string(log_->next_sequence()) + ")" + (after_crash ? " after a crash" : ""));
-  return oracle_.check_open(*log_, &fs_, after_crash);
+  return oracle_.check_open(*log_, &fs_, after_crash, synced_may_be_lost);
 }
 
 std::vector<std::string> Workload::make_batch(Choices& c) {

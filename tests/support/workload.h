@@ -64,7 +64,8 @@ class Workload {
   // Opens (or reopens) the log through the oracle. after_crash: the MemFs was
   // just crashed. Returns the oracle's report (ok when the open failed only
   // because of an injected fault or a power cut: the model notes it).
-  CheckReport open(bool after_crash);
+  // synced_may_be_lost: see Oracle::check_open.
+  CheckReport open(bool after_crash, bool synced_may_be_lost = false);
   // One random operation. Returns false once the power is off.
   bool step(Choices& c);
   // Drops the log without closing it cleanly (as a crash would).
