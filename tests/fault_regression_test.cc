@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "alog/log.h"
+#include "alog/verify.h"
 #include "support/mem_fs.h"
 #include "support/oracle.h"
 
@@ -53,4 +54,43 @@ TEST_CASE("truncate_before into the unsynced tail leaves a log that opens after 
       }
     }
   }
+}
+
+// verify() goes on past payload damage when a later checkpoint confirms the
+// headers in between. When the active segment's synced offset lay inside that
+// tentatively walked span, the synced-offset check was skipped there and done
+// at the next frame instead, which then "passed over" the synced offset: a
+// second, spurious corruption report at the wrong offset.
+TEST_CASE("verify reports payload damage once when its confirming checkpoint lies past the synced offset") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options opt;
+  opt.fs = &fs;
+  opt.checkpoint_stride = 4;
+  std::string img;
+  {
+    auto log = Log::open(kDir, opt);
+    REQUIRE(log.is_ok());
+    Log& l = **log;
+    REQUIRE(l.append({"first record"}).is_ok());  // frame at 192
+    REQUIRE(l.append({"second"}).is_ok());
+    REQUIRE(l.sync().is_ok());                        // synced offset after two records
+    REQUIRE(l.append({"third", "fourth"}).is_ok());  // pending 4: a checkpoint follows
+    REQUIRE(l.append({"fifth"}).is_ok());            // a frame after the checkpoint
+    img = *fs.current_image(std::string(kDir) + "/00000000000000000000.seg");
+  }
+  MemFs copy;
+  REQUIRE(copy.mkdir("/db").is_ok());
+  REQUIRE(copy.mkdir(kDir).is_ok());
+  img[192 + 16 + 2] ^= 0x04;  // a payload byte of the first record
+  REQUIRE(copy.set_contents(std::string(kDir) + "/00000000000000000000.seg", img).is_ok());
+  VerifyOptions vo;
+  vo.fs = &copy;
+  auto r = verify(kDir, vo);
+  REQUIRE(r.is_ok());
+  REQUIRE(r->problems.size() == 1);
+  CHECK(r->problems[0].kind == "frame_crc");
+  CHECK(r->problems[0].offset == 192);
+  CHECK(r->problems[0].classification == Classification::corruption);
+  CHECK(r->segments[0].clean);
 }
