@@ -94,3 +94,44 @@ TEST_CASE("verify reports payload damage once when its confirming checkpoint lie
   CHECK(r->problems[0].classification == Classification::corruption);
   CHECK(r->segments[0].clean);
 }
+
+// After an fsync failed in an earlier process (Linux: the pages are marked
+// clean, so what reads back may never reach the disk), a slot write it
+// covered can be missing on disk while the page cache still shows it. A
+// reopen that found the synced offset already at the EOF wrote no slot, and
+// a roll right after it then saw "synced offset == EOF position" and sealed
+// the segment without writing one either: on disk the sealed segment kept an
+// old synced offset, and after a power cut the log no longer opened (a
+// sequence gap between the segments).
+TEST_CASE("a roll right after reopening a log whose last fsync failed seals the segment on disk") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options o;
+  o.fs = &fs;
+  o.max_segment_size = 1024;
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->append({"a", "b"}).is_ok());
+    REQUIRE((*log)->sync().is_ok());  // the slot write it makes is not synced yet
+    fs.fail(Op::sync, 1, FaultKind::sync_lose);
+    CHECK_FALSE((*log)->close().is_ok());  // ... and this fsync drops it
+  }
+  {
+    auto log = Log::open(kDir, o);  // the same machine: the page cache shows the slot
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->append({std::string(800, 'x')}).is_ok());  // does not fit: a roll
+    REQUIRE((*log)->segments().size() == 2);
+    REQUIRE((*log)->sync().is_ok());
+    REQUIRE((*log)->close().is_ok());
+  }
+  fs.crash(1, CrashMode::drop_all);
+  auto log = Log::open(kDir, o);
+  REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+  CHECK((*log)->next_sequence() == 3);
+  VerifyOptions vo;
+  vo.fs = &fs;
+  auto r = verify(kDir, vo);
+  REQUIRE(r.is_ok());
+  CHECK(r->clean());
+}
