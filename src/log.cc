@@ -221,11 +221,13 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
 
 Status LogImpl::load_segments(bool writer) {
   ALOG_ASSIGN(FileStat st, fs_->stat(dir_));
+  auto slash = dir_.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash);
+  const bool made_dir = !st.exists;
   if (!st.exists) {
     if (!writer) return Status(Errc::not_found, dir_ + ": no such log directory").at(dir_);
     ALOG_TRY(fs_->mkdir(dir_));
-    auto slash = dir_.find_last_of('/');
-    ALOG_TRY(fs_->sync_dir(slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash)));
+    ALOG_TRY(fs_->sync_dir(parent));
   } else if (!st.is_dir) {
     return Status(Errc::not_a_log, dir_ + ": not a directory").at(dir_);
   }
@@ -255,6 +257,9 @@ Status LogImpl::load_segments(bool writer) {
       return Status(Errc::not_a_log,
                     dir_ + ": directory has other files and no segments; refusing to create a log here")
           .at(dir_);
+    // A directory that was already there (say, made by an open whose sync of
+    // the parent failed) may not be durable yet: sync the parent first.
+    if (!made_dir) ALOG_TRY(fs_->sync_dir(parent));
     SegmentPtr first;
     ALOG_TRY(create_segment(opt_.start_sequence, &first));
     tail_ = WalkState{kHeaderSize, opt_.start_sequence, 0, 0, false};

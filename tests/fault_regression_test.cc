@@ -135,3 +135,26 @@ TEST_CASE("a roll right after reopening a log whose last fsync failed seals the 
   REQUIRE(r.is_ok());
   CHECK(r->clean());
 }
+
+// Log::open makes the log directory and syncs its parent. When that sync
+// failed, a second open found the directory there and created the first
+// segment without syncing the parent: a power cut could then take the whole
+// directory entry, and every synced record, with it.
+TEST_CASE("a log created after a failed sync of its parent directory survives a power cut") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options o;
+  o.fs = &fs;
+  fs.fail(Op::sync_dir, 1, FaultKind::eio);
+  REQUIRE_FALSE(Log::open(kDir, o).is_ok());  // mkdir done, the parent's sync failed
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->append({"kept"}).is_ok());
+    REQUIRE((*log)->sync().is_ok());
+  }
+  fs.crash(1, CrashMode::drop_all);
+  auto log = Log::open(kDir, o);
+  REQUIRE(log.is_ok());
+  CHECK((*log)->next_sequence() == 1);
+}
