@@ -237,20 +237,22 @@ Status LogImpl::load_segments(bool writer) {
   ALOG_ASSIGN(auto names, fs_->list(dir_));
   std::sort(names.begin(), names.end());
   std::vector<std::string> segs;
-  bool other = false, removed = false;
+  bool other = false;
   for (const auto& n : names) {
     if (parse_segment_name(n)) {
       segs.push_back(n);
     } else if (ends_with(n, kTmpSuffix) || ends_with(n, kDelSuffix)) {
       if (writer) {
         ALOG_TRY(fs_->unlink(path_join(dir_, n)));
-        removed = true;
       }
     } else if (n != kLockName && n != kOptionsName && n != kLostFoundName) {
       other = true;
     }
   }
-  if (removed) ALOG_TRY(fs_->sync_dir(dir_));
+  // Sync the directory even when nothing was removed: after a failed
+  // directory fsync in an earlier process, the names listed here (a segment
+  // made by a roll) may not be durable yet, and this process builds on them.
+  if (writer) ALOG_TRY(fs_->sync_dir(dir_));
   if (segs.empty()) {
     if (!writer) return Status(Errc::not_a_log, dir_ + ": no segment files (not an alog log)").at(dir_);
     if (other)

@@ -158,3 +158,35 @@ TEST_CASE("a log created after a failed sync of its parent directory survives a 
   REQUIRE(log.is_ok());
   CHECK((*log)->next_sequence() == 1);
 }
+
+// A roll renames the new segment into place and syncs the directory. When
+// that sync failed the log failed, but the name was there; a reopen on the
+// same machine listed it, appended to it and synced the file, without ever
+// syncing the directory. A power cut then reverted the name, and records
+// synced after the reopen were gone.
+TEST_CASE("records synced into a segment whose directory sync failed earlier survive a power cut") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options o;
+  o.fs = &fs;
+  o.max_segment_size = 1024;
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->append({std::string(700, 'a')}).is_ok());
+    fs.fail(Op::sync_dir, 1, FaultKind::eio);  // the roll's sync after the rename
+    REQUIRE_FALSE((*log)->append({std::string(700, 'b')}).is_ok());
+    REQUIRE((*log)->failed());
+  }
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->segments().size() == 2);  // the new segment, by its current name
+    REQUIRE((*log)->append({"c"}).is_ok());
+    REQUIRE((*log)->sync().is_ok());
+  }
+  fs.crash(1, CrashMode::drop_all);
+  auto log = Log::open(kDir, o);
+  REQUIRE(log.is_ok());
+  CHECK((*log)->next_sequence() == 2);
+}
