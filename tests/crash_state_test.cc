@@ -100,8 +100,10 @@ std::string run_workload(uint64_t seed, const Plan& plan, Tally& t) {
       // Outside the device model (a zeroed or garbled write) a cut while
       // recovery rewrites the synced tail can destroy synced bytes; the
       // other promises still hold.
-      CheckReport r = o.reopen_and_check(kDir, wl.options(), /*after_crash=*/true, nullptr,
-                                         !plan.device_model && in_open);
+      Oracle::CheckOptions co;
+      co.after_crash = true;
+      co.synced_may_be_lost = !plan.device_model && in_open;
+      CheckReport r = o.reopen_and_check(kDir, wl.options(), co);
       if (!r.ok())
         return fail(where + ", crash image " + std::to_string(j) + " (crash seed " +
                         std::to_string(crash_seed) + ")",

@@ -41,7 +41,9 @@ struct Fixture {
   CheckReport crash_and_check() {
     log.reset();
     fs.crash(1, CrashMode::drop_all);
-    return oracle.reopen_and_check(kDir, opt, true, &log);
+    Oracle::CheckOptions co;
+    co.after_crash = true;
+    return oracle.reopen_and_check(kDir, opt, co, &log);
   }
   static bool mentions(const CheckReport& r, const std::string& what) {
     for (const auto& v : r.violations)
@@ -140,7 +142,9 @@ TEST_CASE("the oracle reports damage that verify finds in a sealed segment") {
   std::string img = *f.fs.current_image(seg);
   img[192 + 16 + 3] ^= 0x10;  // a payload byte of record 0
   REQUIRE(f.fs.set_contents(seg, img).is_ok());
-  CheckReport r = f.oracle.reopen_and_check(kDir, f.opt, true, &f.log);
+  Oracle::CheckOptions co;
+  co.after_crash = true;
+  CheckReport r = f.oracle.reopen_and_check(kDir, f.opt, co, &f.log);
   CHECK(Fixture::mentions(r, "verify: 00000000000000000000.seg:192: frame_crc (corruption)"));
 }
 

@@ -303,7 +303,8 @@ Status Oracle::close(Log& log) {
 
 // ---- Checking -------------------------------------------------------------------
 
-CheckReport Oracle::check_open(Log& log, Fs* fs, bool after_crash, bool synced_may_be_lost) {
+CheckReport Oracle::check_open(Log& log, Fs* fs, const CheckOptions& co) {
+  const bool after_crash = co.after_crash, synced_may_be_lost = co.synced_may_be_lost;
   CheckReport r;
   r.opened = true;
   const uint64_t first = log.first_sequence(), next = log.next_sequence();
@@ -313,15 +314,24 @@ CheckReport Oracle::check_open(Log& log, Fs* fs, bool after_crash, bool synced_m
 
   // Every record, in order, with its sequence.
   std::vector<std::pair<uint64_t, std::string>> seen;
+  bool complete = true;  // every record was read back
+  auto io_error = [&](const Status& st) {
+    if (!co.tolerate_io_errors || st.code() != Errc::io) return false;
+    complete = false;
+    return true;
+  };
   auto sc = log.scan(first);
   if (!sc.is_ok()) {
-    bad("scan: " + sc.status().to_string());
+    if (!io_error(sc.status())) bad("scan: " + sc.status().to_string());
+    complete = false;
   } else {
     while (true) {
       auto more = (*sc)->next();
       if (!more.is_ok()) {
-        bad("scan stopped at sequence " + std::to_string((*sc)->position()) + ": " +
-            more.status().to_string());
+        if (!io_error(more.status()))
+          bad("scan stopped at sequence " + std::to_string((*sc)->position()) + ": " +
+              more.status().to_string());
+        complete = false;
         break;
       }
       if (!*more) break;
@@ -334,7 +344,7 @@ CheckReport Oracle::check_open(Log& log, Fs* fs, bool after_crash, bool synced_m
       seen.emplace_back(want, std::string((*sc)->payload()));
     }
   }
-  if (seen.size() != next - first)
+  if (complete && seen.size() != next - first)
     bad("the log says " + range_text(first, next) + " but a scan found " +
         std::to_string(seen.size()) + " records");
 
@@ -377,7 +387,7 @@ CheckReport Oracle::check_open(Log& log, Fs* fs, bool after_crash, bool synced_m
   vo.fs = fs;
   auto rep = verify(log.dir(), vo);
   if (!rep.is_ok()) {
-    bad("verify: " + rep.status().to_string());
+    if (!io_error(rep.status())) bad("verify: " + rep.status().to_string());
   } else {
     for (const auto& p : rep->problems) {
       bool harmless = p.classification == Classification::warning &&
@@ -395,15 +405,15 @@ CheckReport Oracle::check_open(Log& log, Fs* fs, bool after_crash, bool synced_m
           std::to_string(next - first));
   }
   if (!r.ok()) r.violations.push_back(describe());
-  pin(log, seen, after_crash);
+  pin(log, seen, complete, after_crash);
   return r;
 }
 
 void Oracle::pin(Log& log, const std::vector<std::pair<uint64_t, std::string>>& seen,
-                 bool after_crash) {
+                 bool complete, bool after_crash) {
   const uint64_t first = log.first_sequence(), next = log.next_sequence();
   LiveState ls = live_state(log);
-  if (after_crash || !uncertain_) {
+  if (complete && (after_crash || !uncertain_)) {
     s_.payloads.clear();
     for (const auto& [seq, p] : seen) s_.payloads[seq] = {p};
     s_.floor = first;
@@ -426,8 +436,8 @@ void Oracle::pin(Log& log, const std::vector<std::pair<uint64_t, std::string>>& 
   in_flight_.clear();
 }
 
-CheckReport Oracle::reopen_and_check(const std::string& dir, const Options& options, bool after_crash,
-                                     std::unique_ptr<Log>* out, bool synced_may_be_lost) {
+CheckReport Oracle::reopen_and_check(const std::string& dir, const Options& options,
+                                     const CheckOptions& co, std::unique_ptr<Log>* out) {
   auto log = Log::open(dir, options);
   if (!log.is_ok()) {
     CheckReport r;
@@ -436,7 +446,7 @@ CheckReport Oracle::reopen_and_check(const std::string& dir, const Options& opti
     open_failed();
     return r;
   }
-  CheckReport r = check_open(**log, options.fs, after_crash, synced_may_be_lost);
+  CheckReport r = check_open(**log, options.fs, co);
   if (out) *out = std::move(*log);
   return r;
 }

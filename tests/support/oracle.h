@@ -94,19 +94,26 @@ class Oracle {
   Status close(Log& log);
 
   // ---- Checking --------------------------------------------------------------
+  struct CheckOptions {
+    // The disk holds only durable state (a MemFs crash, or a killed process
+    // whose page cache is trusted): what the log shows is final.
+    bool after_crash = false;
+    // The crash went beyond FORMAT.md's device model (zeroed or garbled
+    // writes) while recovery was rewriting synced bytes: only the other
+    // promises are checked.
+    bool synced_may_be_lost = false;
+    // An injected fault may still be armed: an I/O error while reading the
+    // log back is not a violation (what could not be read stays uncertain).
+    bool tolerate_io_errors = false;
+  };
   // Checks a log just opened for writing against the model: records, first and
   // next sequence, and verify() of its directory (through `fs`, nullptr: the
-  // real file system). Then pins the model to what it saw. `after_crash`: the
-  // disk holds only durable state (a MemFs crash, a killed process whose
-  // page cache we trust), so the observed state is final.
-  // `synced_may_be_lost`: the crash went beyond FORMAT.md's device model
-  // (zeroed or garbled writes) while recovery was rewriting synced bytes, so
-  // only the other promises are checked.
-  CheckReport check_open(Log& log, Fs* fs, bool after_crash, bool synced_may_be_lost = false);
+  // real file system). Then pins the model to what it saw.
+  CheckReport check_open(Log& log, Fs* fs, const CheckOptions& co);
   // Log::open(dir, options) then check_open; the open log is left in *out (if
   // out is not null and the open succeeded).
-  CheckReport reopen_and_check(const std::string& dir, const Options& options, bool after_crash,
-                               std::unique_ptr<Log>* out = nullptr, bool synced_may_be_lost = false);
+  CheckReport reopen_and_check(const std::string& dir, const Options& options,
+                               const CheckOptions& co, std::unique_ptr<Log>* out = nullptr);
 
   // Disagreements between the live log and the model found by end_* events
   // (the in-process view must match the model whenever the log is not failed).
@@ -134,7 +141,8 @@ class Oracle {
   void note_live(const char* op, const LiveState& after);
   void collapse_synced();
   void erase_below(uint64_t seq);
-  void pin(Log& log, const std::vector<std::pair<uint64_t, std::string>>& seen, bool after_crash);
+  void pin(Log& log, const std::vector<std::pair<uint64_t, std::string>>& seen, bool complete,
+           bool after_crash);
 
   uint32_t max_segments_;
   State s_;

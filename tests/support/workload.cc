@@ -80,7 +80,10 @@ CheckReport Workload::open(bool after_crash, bool synced_may_be_lost) {
   log_ = std::move(*log);
   note("open: [" + std::to_string(log_->first_sequence()) + ", " +
        std::to_string(log_->next_sequence()) + ")" + (after_crash ? " after a crash" : ""));
-  return oracle_.check_open(*log_, &fs_, after_crash, synced_may_be_lost);
+  Oracle::CheckOptions co;
+  co.after_crash = after_crash;
+  co.synced_may_be_lost = synced_may_be_lost;
+  return oracle_.check_open(*log_, &fs_, co);
 }
 
 std::vector<std::string> Workload::make_batch(Choices& c) {
