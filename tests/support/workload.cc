@@ -106,6 +106,7 @@ std::vector<std::string> Workload::make_batch(Choices& c) {
     else if (r < 90) len = c.below(700);
     else len = 2000 + c.below(2500);
     if (!c.percent(3)) len = std::min(len, cap);
+    len = std::min(len, max_payload_);
     batch.push_back(make_payload(seq + i, tag_, len));
   }
   return batch;

@@ -72,6 +72,8 @@ class Workload {
   void abandon();
 
   bool has_log() const { return log_ != nullptr; }
+  // Caps every payload (fuzzing keeps memory small); default: none.
+  void set_max_payload(uint64_t n) { max_payload_ = n; }
   // Whether the power went off inside Log::open (recovery) since the last call.
   bool take_power_cut_in_open() { return std::exchange(cut_in_open_, false); }
   Log* log() { return log_.get(); }
@@ -95,6 +97,7 @@ class Workload {
   std::deque<std::string> trace_;
   std::vector<std::string> violations_;
   bool cut_in_open_ = false;
+  uint64_t max_payload_ = UINT64_MAX;
 };
 
 // A hash of every name and byte under `dir` (distinct crash images).
