@@ -19,77 +19,49 @@ namespace {
 constexpr uint64_t kCopyLimit = 2048;
 }  // namespace
 
+// Creating and recycling share the last steps: write the new header and an
+// empty EOF to NAME.seg.tmp, sync it, rename it to NAME.seg, sync the directory.
+Status LogImpl::install_segment(std::unique_ptr<File> f, const SegmentHeader& h,
+                                uint64_t file_length, SegmentPtr* out) {
+  uint8_t buf[kEmptySegmentSize];
+  encode_new_segment(h, buf);
+  std::string name = segment_name(h.start_sequence);
+  ALOG_TRY(f->pwrite(buf, sizeof buf, 0));
+  ALOG_TRY(f->datasync());
+  ALOG_TRY(fs_->rename(path_join(dir_, name + ".tmp"), path_join(dir_, name)));
+  ALOG_TRY(fs_->sync_dir(dir_));
+  auto seg = std::make_shared<Segment>(dir_, name, std::shared_ptr<File>(std::move(f)), h, buf);
+  Slot slots[2] = {new_segment_slot(h.start_sequence), Slot{}};
+  seg->set_slots(slots, 0);
+  seg->set_file_length(std::max(file_length, kEmptySegmentSize));
+  seg->set_range({kHeaderSize, h.start_sequence, 0, 0, kHeaderSize, h.start_sequence});
+  *out = std::move(seg);
+  return {};
+}
+
 Status LogImpl::create_segment(uint64_t start, SegmentPtr* out) {
   auto v = view();
   uint64_t created = now_ms();
   if (!v->empty()) created = std::max(created, v->back()->header().created_at_ms);
-  SegmentHeader h{start, created, 1};
-  uint8_t buf[kEmptySegmentSize] = {};
-  encode_segment_header(h, buf);
-  Slot a;
-  a.read_offset = kHeaderSize;
-  a.first_sequence = start;
-  a.counter = 1;
-  a.synced_offset = kHeaderSize;
-  a.synced_sequence = start;
-  encode_slot(a, buf + kSlotAOffset);
-  encode_checkpoint(0, 0, 1, true, buf + kHeaderSize);
-  std::string name = segment_name(start);
-  std::string tmp = path_join(dir_, name + ".tmp");
-  std::string path = path_join(dir_, name);
-  ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::create_trunc));
-  ALOG_TRY(f->pwrite(buf, sizeof buf, 0));
-  ALOG_TRY(f->datasync());
-  ALOG_TRY(fs_->rename(tmp, path));
-  ALOG_TRY(fs_->sync_dir(dir_));
-  auto seg = std::make_shared<Segment>(dir_, name, std::shared_ptr<File>(std::move(f)), h, buf);
-  Slot slots[2] = {a, Slot{}};
-  seg->set_slots(slots, 0);
-  seg->set_file_length(kEmptySegmentSize);
-  seg->set_range({kHeaderSize, start, 0, 0, kHeaderSize, start});
-  *out = std::move(seg);
-  return {};
+  ALOG_ASSIGN(auto f, fs_->open(path_join(dir_, segment_name(start) + ".tmp"), OpenMode::create_trunc));
+  return install_segment(std::move(f), SegmentHeader{start, created, 1}, kEmptySegmentSize, out);
 }
 
 Status LogImpl::recycle_oldest(uint64_t start, SegmentPtr* out) {
   auto v = view();
   SegmentPtr old = v->front();
-  std::string name = segment_name(start);
-  std::string tmp = path_join(dir_, name + ".tmp");
-  std::string path = path_join(dir_, name);
+  std::string tmp = path_join(dir_, segment_name(start) + ".tmp");
   // Scanners on the old segment stop from here on.
   old->mark_reaped();
   ALOG_TRY(fs_->rename(old->path(), tmp));
   ALOG_TRY(fs_->sync_dir(dir_));
   // From here on the old segment's records are gone.
-  SegmentList rest(v->begin() + 1, v->end());
-  set_view(rest);
+  set_view(SegmentList(v->begin() + 1, v->end()));
   uint64_t created = std::max(now_ms(), v->back()->header().created_at_ms);
   uint16_t gen = old->generation() == 65535 ? 1 : static_cast<uint16_t>(old->generation() + 1);
-  SegmentHeader h{start, created, gen};
-  uint8_t buf[kEmptySegmentSize] = {};
-  encode_segment_header(h, buf);
-  Slot a;
-  a.read_offset = kHeaderSize;
-  a.first_sequence = start;
-  a.counter = 1;
-  a.synced_offset = kHeaderSize;
-  a.synced_sequence = start;
-  encode_slot(a, buf + kSlotAOffset);
-  encode_checkpoint(0, 0, gen, true, buf + kHeaderSize);
-  // The same inode, still open as old->file(); reopen under the new name.
+  // The same inode, with the old frames (of the old generation) behind the new EOF.
   ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::read_write));
-  ALOG_TRY(f->pwrite(buf, sizeof buf, 0));
-  ALOG_TRY(f->datasync());
-  ALOG_TRY(fs_->rename(tmp, path));
-  ALOG_TRY(fs_->sync_dir(dir_));
-  auto seg = std::make_shared<Segment>(dir_, name, std::shared_ptr<File>(std::move(f)), h, buf);
-  Slot slots[2] = {a, Slot{}};
-  seg->set_slots(slots, 0);
-  seg->set_file_length(std::max<uint64_t>(old->file_length(), kEmptySegmentSize));
-  seg->set_range({kHeaderSize, start, 0, 0, kHeaderSize, start});
-  *out = std::move(seg);
-  return {};
+  return install_segment(std::move(f), SegmentHeader{start, created, gen}, old->file_length(), out);
 }
 
 Status LogImpl::sync_active(bool sync_slot, bool seal) {

@@ -178,6 +178,36 @@ void encode_checkpoint(uint32_t running_crc, uint16_t pending, uint16_t generati
   put32(out + 12, crc32c(out, 12));
 }
 
+size_t encode_end(uint32_t running_crc, uint16_t pending, uint16_t generation, bool open_batch,
+                  uint8_t out[2 * kFrameHeaderSize]) {
+  size_t n = 0;
+  if (open_batch) {
+    encode_checkpoint(running_crc, pending, generation, false, out);
+    n = kFrameHeaderSize;
+    running_crc = 0;
+    pending = 0;
+  }
+  encode_checkpoint(running_crc, pending, generation, true, out + n);
+  return n + kFrameHeaderSize;
+}
+
+Slot new_segment_slot(uint64_t start_sequence) {
+  Slot a;
+  a.read_offset = kHeaderSize;
+  a.first_sequence = start_sequence;
+  a.counter = 1;
+  a.synced_offset = kHeaderSize;
+  a.synced_sequence = start_sequence;
+  return a;
+}
+
+void encode_new_segment(const SegmentHeader& h, uint8_t out[kEmptySegmentSize]) {
+  std::memset(out, 0, kEmptySegmentSize);
+  encode_segment_header(h, out);
+  encode_slot(new_segment_slot(h.start_sequence), out + kSlotAOffset);
+  encode_checkpoint(0, 0, h.generation, true, out + kHeaderSize);
+}
+
 uint32_t frame_crc(const uint8_t header[kFrameHeaderSize], const void* payload, size_t len) {
   uint32_t c = crc32c(header, 12);
   return len ? crc32c_extend(c, payload, len) : c;

@@ -19,6 +19,11 @@ Status corrupt(const std::string& path, std::optional<uint64_t> off, const std::
   return st;
 }
 
+// Direct writes race with a Writer's thread, which owns the write path.
+Status busy(const std::string& dir) {
+  return Status(Errc::busy, "a Writer owns this log; append through it, or stop it first").at(dir);
+}
+
 bool ends_with(const std::string& s, std::string_view suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
@@ -42,19 +47,17 @@ Result<std::unique_ptr<Log>> Log::open_read(const std::string& dir, const Option
   return std::unique_ptr<Log>(new Log(std::move(impl)));
 }
 
-Status Log::close() { return impl_->close(); }
+Status Log::close(bool sync) { return impl_->close(sync); }
 
 Result<uint64_t> Log::append(std::span<const std::string_view> payloads) {
-  if (impl_->writer_attached())
-    return Status(Errc::busy, "a Writer owns this log; append through it").at(impl_->dir());
+  if (impl_->writer_attached()) return busy(impl_->dir());
   std::vector<RecordRef> recs(payloads.size());
   for (size_t i = 0; i < payloads.size(); i++) recs[i] = {&payloads[i], 1, payloads[i].size()};
   return impl_->append_batch(recs.data(), recs.size());
 }
 
 Result<uint64_t> Log::append_multipart(std::span<const std::string_view> parts) {
-  if (impl_->writer_attached())
-    return Status(Errc::busy, "a Writer owns this log; append through it").at(impl_->dir());
+  if (impl_->writer_attached()) return busy(impl_->dir());
   RecordRef r{parts.data(), parts.size(), 0};
   for (auto p : parts) r.length += p.size();
   return impl_->append_batch(&r, 1);
@@ -62,8 +65,7 @@ Result<uint64_t> Log::append_multipart(std::span<const std::string_view> parts) 
 
 Result<uint64_t> Log::append_multipart_batch(
     std::span<const std::span<const std::string_view>> records) {
-  if (impl_->writer_attached())
-    return Status(Errc::busy, "a Writer owns this log; append through it").at(impl_->dir());
+  if (impl_->writer_attached()) return busy(impl_->dir());
   std::vector<RecordRef> recs(records.size());
   for (size_t i = 0; i < records.size(); i++) {
     recs[i] = {records[i].data(), records[i].size(), 0};
@@ -72,9 +74,18 @@ Result<uint64_t> Log::append_multipart_batch(
   return impl_->append_batch(recs.data(), recs.size());
 }
 
-Status Log::sync() { return impl_->sync(); }
-Status Log::truncate_before(uint64_t seq) { return impl_->truncate_before(seq); }
-Status Log::truncate_after(uint64_t seq) { return impl_->truncate_after(seq); }
+Status Log::sync() {
+  if (impl_->writer_attached()) return busy(impl_->dir());
+  return impl_->sync();
+}
+Status Log::truncate_before(uint64_t seq) {
+  if (impl_->writer_attached()) return busy(impl_->dir());
+  return impl_->truncate_before(seq);
+}
+Status Log::truncate_after(uint64_t seq) {
+  if (impl_->writer_attached()) return busy(impl_->dir());
+  return impl_->truncate_after(seq);
+}
 uint64_t Log::first_sequence() const { return impl_->first_sequence(); }
 uint64_t Log::next_sequence() const { return impl_->next_sequence(); }
 std::optional<uint64_t> Log::last_sequence() const {
@@ -198,7 +209,7 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
   }
   SlotChoice c = choose_slot(hdr, h.start_sequence);
   if (c.winner < 0) {
-    *damage = corrupt(path, kSlotAOffset, "metadata slots: " + c.error);
+    *damage = corrupt(path, 0, "metadata slots: " + c.error);
     return {};
   }
   const Slot& s = c.slot[c.winner];
@@ -356,11 +367,11 @@ Status LogImpl::load_segments(bool writer) {
   return walk_active_for_read(list.back());
 }
 
-Status LogImpl::close() {
+Status LogImpl::close(bool sync) {
   if (closed_) return {};
   closed_ = true;
   Status st;
-  if (writable_ && !failed_) {
+  if (writable_ && !failed_ && sync) {
     auto v = view();
     if (!v->empty()) {
       // Sync, record the synced offset, sync again: a cleanly closed segment opens without a walk.
@@ -373,9 +384,8 @@ Status LogImpl::close() {
 }
 
 bool LogImpl::attach_writer() {
-  if (writer_attached_) return false;
-  writer_attached_ = true;
-  return true;
+  bool expected = false;
+  return writer_attached_.compare_exchange_strong(expected, true);
 }
 void LogImpl::detach_writer() { writer_attached_ = false; }
 bool LogImpl::writer_attached() const { return writer_attached_; }

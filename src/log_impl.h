@@ -2,10 +2,12 @@
 // operations of FORMAT.md "What each operation does to the files".
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -51,7 +53,7 @@ class LogImpl {
 
   // Loading and recovery (log.cc, recovery.cc).
   Status load();
-  Status close();
+  Status close(bool sync = true);
 
   // Writing (append.cc).
   Result<uint64_t> append_batch(const detail::RecordRef* recs, size_t n);
@@ -96,13 +98,13 @@ class LogImpl {
   Status open_segment(const std::string& name, detail::SegmentPtr* out, Status* damage);
   Status recover_active(const detail::SegmentPtr& seg);
   Status walk_active_for_read(const detail::SegmentPtr& seg);
-  Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, uint64_t file_len,
-                const char* reason);
-  Status save_lost(const std::string& source_path, uint64_t offset, const std::string& bytes,
-                   const char* reason);
+  // Cuts the active segment at boundary b (FORMAT.md "Cutting at a boundary").
+  Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, const char* reason);
   void set_view(detail::SegmentList segs);
 
   Status create_segment(uint64_t start, detail::SegmentPtr* out);
+  Status install_segment(std::unique_ptr<File> f, const format::SegmentHeader& h,
+                         uint64_t file_length, detail::SegmentPtr* out);
   Status recycle_oldest(uint64_t start, detail::SegmentPtr* out);
   Status roll(uint64_t start);
   Status write_batch(const detail::RecordRef* recs, size_t n, bool cp_first, bool cp_after);
@@ -126,11 +128,18 @@ class LogImpl {
   // read at open: after a failed fsync in an earlier process, what reads back
   // may never reach the disk; FORMAT.md "A failed fsync is final").
   bool slot_written_ = true;
-  bool failed_ = false;
+  // Atomic: Log::failed() and Log::append's busy check run in any thread
+  // while a Writer's thread appends.
+  std::atomic<bool> failed_{false};
   bool closed_ = false;
-  bool writer_attached_ = false;
+  std::atomic<bool> writer_attached_{false};
   Status damage_;
   std::string torn_tail_;
+  // Read-only refresh: where the previous look at the active segment ended,
+  // and whether the log was found cut and rewritten behind it.
+  std::optional<detail::WalkState> resume_;
+  std::string resume_name_;
+  bool rewritten_ = false;
   std::vector<uint8_t> scratch_;
   std::vector<struct iovec> iov_;
   std::unique_ptr<detail::Reaper> reaper_;

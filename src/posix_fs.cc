@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "alog/fs.h"
@@ -171,6 +174,30 @@ class PosixFs final : public Fs {
   }
 
   bool is_locked(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return false;
+    // Read /proc/locks rather than probing with flock(LOCK_SH): a probe is a
+    // lock of its own, and a writer opening at that instant would fail.
+    if (FILE* f = std::fopen("/proc/locks", "re")) {
+      char line[512];
+      bool held = false;
+      while (!held && std::fgets(line, sizeof line, f)) {
+        char kind[32], mode[32], rw[32];
+        unsigned maj, min;
+        unsigned long long ino;
+        int pid;
+        // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; blocked waiters have "->".
+        if (std::strstr(line, "->")) continue;
+        if (std::sscanf(line, "%*d: %31s %31s %31s %d %x:%x:%llu", kind, mode, rw, &pid, &maj, &min,
+                        &ino) != 7)
+          continue;
+        held = std::strcmp(kind, "FLOCK") == 0 && std::strcmp(rw, "WRITE") == 0 &&
+               ino == static_cast<unsigned long long>(st.st_ino) && maj == major(st.st_dev) &&
+               min == minor(st.st_dev);
+      }
+      std::fclose(f);
+      return held;
+    }
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;

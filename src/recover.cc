@@ -8,6 +8,7 @@
 #include "alog/format.h"
 #include "alog/log.h"
 #include "alog/verify.h"
+#include "lost_found.h"
 #include "verify_internal.h"
 
 namespace alog {
@@ -28,72 +29,6 @@ struct Ctx {
   }
   std::string lost_found() const { return path_join(dir, std::string(kLostFoundName)); }
 };
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else o += c;
-  }
-  return o + "\"";
-}
-
-Status ensure_lost_found(const Ctx& c) {
-  ALOG_ASSIGN(FileStat st, c.fs.stat(c.lost_found()));
-  if (st.exists) return {};
-  ALOG_TRY(c.fs.mkdir(c.lost_found()));
-  return c.fs.sync_dir(c.dir);
-}
-
-Status write_manifest(const Ctx& c, const std::string& stem, const std::string& source,
-                      uint64_t offset, uint64_t length, const std::string& reason,
-                      const std::string& data_name) {
-  std::string m = "{\"source\":" + json_str(source) + ",\"offset\":" + std::to_string(offset) +
-                  ",\"length\":" + std::to_string(length) + ",\"reason\":" + json_str(reason) +
-                  ",\"saved_at_ms\":" + std::to_string(c.now()) + ",\"data\":" + json_str(data_name) +
-                  "}\n";
-  ALOG_ASSIGN(auto f, c.fs.open(path_join(c.lost_found(), stem + ".json"), OpenMode::create_trunc));
-  ALOG_TRY(f->pwrite(m.data(), m.size(), 0));
-  return f->datasync();
-}
-
-// Copies [from, end of file) of a segment to lost+found/; returns the saved name.
-Result<std::string> copy_tail(const Ctx& c, File& f, const std::string& name, uint64_t from,
-                              const std::string& reason) {
-  ALOG_TRY(ensure_lost_found(c));
-  ALOG_ASSIGN(uint64_t len, f.size());
-  std::string stem = name + "@" + std::to_string(from) + "." + std::to_string(c.now());
-  ALOG_ASSIGN(auto out, c.fs.open(path_join(c.lost_found(), stem + ".bin"), OpenMode::create_trunc));
-  std::string buf;
-  for (uint64_t off = from; off < len;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(len - off, 4 << 20));
-    buf.resize(n);
-    ALOG_ASSIGN(size_t got, f.pread(buf.data(), n, off));
-    if (got == 0) break;
-    ALOG_TRY(out->pwrite(buf.data(), got, off - from));
-    off += got;
-  }
-  ALOG_TRY(out->datasync());
-  ALOG_TRY(write_manifest(c, stem, name, from, len > from ? len - from : 0, reason, stem + ".bin"));
-  ALOG_TRY(c.fs.sync_dir(c.lost_found()));
-  return std::string(kLostFoundName) + "/" + stem + ".bin";
-}
-
-// Moves a whole segment into lost+found/; returns the saved name.
-Result<std::string> move_segment(const Ctx& c, const std::string& name, uint64_t length,
-                                 const std::string& reason) {
-  ALOG_TRY(ensure_lost_found(c));
-  std::string stem = name + "." + std::to_string(c.now());
-  ALOG_TRY(write_manifest(c, stem, name, 0, length, reason, stem));
-  ALOG_TRY(c.fs.rename(path_join(c.dir, name), path_join(c.lost_found(), stem)));
-  ALOG_TRY(c.fs.sync_dir(c.lost_found()));
-  ALOG_TRY(c.fs.sync_dir(c.dir));
-  return std::string(kLostFoundName) + "/" + stem;
-}
 
 // Writes the losing slot of a segment file (counter = winner's + 1).
 Status write_slot(File& f, const Slot& winner, int winner_idx, Slot s) {
@@ -123,17 +58,7 @@ Status cut_segment(const Ctx& c, const SegmentDetail& sd, int winner_idx, const 
   }
   ALOG_TRY(f->truncate(b.offset));
   uint8_t frames[2 * kFrameHeaderSize];
-  size_t n = 0;
-  uint32_t crc = b.crc;
-  uint16_t pending = b.pending;
-  if (b.open_batch) {
-    encode_checkpoint(crc, pending, sd.generation, false, frames);
-    n += kFrameHeaderSize;
-    crc = 0;
-    pending = 0;
-  }
-  encode_checkpoint(crc, pending, sd.generation, true, frames + n);
-  n += kFrameHeaderSize;
+  size_t n = encode_end(b.crc, b.pending, sd.generation, b.open_batch, frames);
   ALOG_TRY(f->pwrite(frames, n, b.offset));
   return f->datasync();
 }
@@ -152,11 +77,9 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   VerifyOptions vo;
   vo.fs = &fs;
   vo.progress = opt.progress;
-  ALOG_ASSIGN(VerifyDetail d, verify_detail(dir, vo));
+  ALOG_ASSIGN(VerifyDetail d, verify_detail(dir, vo, /*lock_is_ours=*/lock != nullptr));
   RecoverReport rep;
   rep.before = d.report;
-  // A writer holds no lock now (we either hold it or this is a dry run),
-  // but verify may have classified a torn tail as a batch in flight.
   Ctx c{fs, dir, opt.clock_ms};
 
   for (const auto& p : d.report.problems) {
@@ -262,13 +185,14 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
     for (auto& a : rep.actions) {
       if (a.file == sd.name && a.action == "cut" && cut) {
         ALOG_ASSIGN(auto f, fs.open(path_join(dir, sd.name), OpenMode::read));
-        ALOG_ASSIGN(a.saved_to, copy_tail(c, *f, sd.name, cut->offset, "forced cut: " + reason));
+        ALOG_ASSIGN(a.saved_to, save_tail(fs, dir, *f, sd.name, cut->offset, "forced cut: " + reason, c.now()));
       }
     }
     for (auto& a : rep.actions) {
       if (a.action != "move_segment") continue;
-      ALOG_ASSIGN(a.saved_to, move_segment(c, a.file, a.bytes_dropped,
-                                           a.file == sd.name ? "forced cut: " + reason : a.reason));
+      ALOG_ASSIGN(a.saved_to, move_to_lost_found(fs, dir, a.file, a.bytes_dropped,
+                                                 a.file == sd.name ? "forced cut: " + reason : a.reason,
+                                                 c.now()));
     }
     if (cut) {
       int winner = d.report.segments[k].winner_slot;
@@ -294,9 +218,22 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   o.clock_ms = opt.clock_ms;
   o.start_sequence = restart;
   o.max_disk_size = 0;
+  std::vector<std::string> lf_before;
+  if (auto l = fs.list(c.lost_found()); l.is_ok()) lf_before = *l;
   {
     ALOG_ASSIGN(auto log, Log::open(dir, o));
     ALOG_TRY(log->close());
+  }
+  // Name what the open-time recovery saved for a torn-tail cut.
+  if (auto l = fs.list(c.lost_found()); l.is_ok()) {
+    for (const auto& name : *l) {
+      if (std::find(lf_before.begin(), lf_before.end(), name) != lf_before.end()) continue;
+      for (auto& a : rep.actions)
+        if (a.action == "cut" && a.offset &&
+            name.rfind(a.file + "@" + std::to_string(*a.offset) + ".", 0) == 0 &&
+            name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0)
+          a.saved_to = std::string(kLostFoundName) + "/" + name;
+    }
   }
   rep.applied = true;
   ALOG_ASSIGN(VerifyDetail after, verify_detail(dir, vo));

@@ -1,8 +1,10 @@
 // Recovery of the active segment on open (FORMAT.md "Opening for writing"),
 // the read-only tail walk, cutting at a batch boundary and lost+found/.
 #include <cstring>
+#include <optional>
 
 #include "log_impl.h"
+#include "lost_found.h"
 
 namespace alog {
 
@@ -15,44 +17,7 @@ WalkState synced_state(const Slot& s) {
   return WalkState{s.synced_offset, s.synced_sequence, s.synced_crc, s.synced_pending, false};
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else o += c;
-  }
-  return o;
-}
-
 }  // namespace
-
-Status LogImpl::save_lost(const std::string& source_path, uint64_t offset, const std::string& bytes,
-                          const char* reason) {
-  std::string lf = path_join(dir_, std::string(kLostFoundName));
-  ALOG_ASSIGN(FileStat st, fs_->stat(lf));
-  if (!st.exists) {
-    ALOG_TRY(fs_->mkdir(lf));
-    ALOG_TRY(fs_->sync_dir(dir_));
-  }
-  std::string base = source_path.substr(source_path.find_last_of('/') + 1);
-  std::string stem = base + "@" + std::to_string(offset) + "." + std::to_string(now_ms());
-  std::string bin = path_join(lf, stem + ".bin");
-  ALOG_ASSIGN(auto f, fs_->open(bin, OpenMode::create_trunc));
-  if (!bytes.empty()) ALOG_TRY(f->pwrite(bytes.data(), bytes.size(), 0));
-  ALOG_TRY(f->datasync());
-  std::string manifest = "{\"source\":\"" + json_escape(base) + "\",\"offset\":" +
-                         std::to_string(offset) + ",\"length\":" + std::to_string(bytes.size()) +
-                         ",\"reason\":\"" + json_escape(reason) + "\",\"saved_at_ms\":" +
-                         std::to_string(now_ms()) + ",\"data\":\"" + json_escape(stem) + ".bin\"}\n";
-  ALOG_ASSIGN(auto m, fs_->open(path_join(lf, stem + ".json"), OpenMode::create_trunc));
-  ALOG_TRY(m->pwrite(manifest.data(), manifest.size(), 0));
-  ALOG_TRY(m->datasync());
-  return fs_->sync_dir(lf);
-}
 
 // Whether the frame that ends at `b` is data without BatchEnd. Only asked
 // when b is the walk's start (the synced offset), where the walk cannot tell.
@@ -63,33 +28,17 @@ static Result<bool> ends_open_batch(const Segment& seg, const WalkState& b) {
   return !l.batch_end && l.after.offset == b.offset;
 }
 
-Status LogImpl::cut_at(const SegmentPtr& seg, const WalkState& b, uint64_t file_len,
-                       const char* reason) {
+Status LogImpl::cut_at(const SegmentPtr& seg, const WalkState& b, const char* reason) {
   File& f = seg->file();
-  std::string bytes(file_len - b.offset, '\0');
-  if (!bytes.empty()) {
-    ALOG_ASSIGN(size_t got, f.pread(bytes.data(), bytes.size(), b.offset));
-    bytes.resize(got);
-  }
-  ALOG_TRY(save_lost(seg->path(), b.offset, bytes, reason));
+  ALOG_TRY(save_tail(*fs_, dir_, f, seg->name(), b.offset, reason, now_ms()).take_status());
   ALOG_TRY(f.truncate(b.offset));
   uint8_t frames[2 * kFrameHeaderSize];
-  size_t n = 0;
-  WalkState eof = b;
-  if (b.open_batch) {
-    encode_checkpoint(b.crc, b.pending, seg->generation(), false, frames);
-    n += kFrameHeaderSize;
-    eof.offset += kFrameHeaderSize;
-    eof.crc = 0;
-    eof.pending = 0;
-    eof.open_batch = false;
-  }
-  encode_checkpoint(eof.crc, eof.pending, seg->generation(), true, frames + n);
-  n += kFrameHeaderSize;
+  size_t n = encode_end(b.crc, b.pending, seg->generation(), b.open_batch, frames);
   ALOG_TRY(f.pwrite(frames, n, b.offset));
   ALOG_TRY(f.datasync());
   seg->set_file_length(b.offset + n);
-  tail_ = eof;
+  tail_ = WalkState{b.offset + n - kFrameHeaderSize, b.seq, b.open_batch ? 0 : b.crc,
+                    static_cast<uint16_t>(b.open_batch ? 0 : b.pending), false};
   return {};
 }
 
@@ -130,7 +79,7 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
       seg->set_range(r);
       ALOG_ASSIGN(b.open_batch, ends_open_batch(*seg, b));
     }
-    ALOG_TRY(cut_at(seg, b, len, stop_text(stop)));
+    ALOG_TRY(cut_at(seg, b, stop_text(stop)));
   }
   if (seg->slot().synced_offset != tail_.offset) {
     Slot s = seg->slot();
@@ -152,16 +101,37 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
 Status LogImpl::walk_active_for_read(const SegmentPtr& seg) {
   Slot slot = seg->slot();
   uint64_t len = seg->file_length();
-  WalkState start = synced_state(slot);
   FrameWindow w(&seg->file(), len);
-  Walker walk(&w, seg->generation(), start, /*read_payloads=*/true);
-  Stop stop = walk.run();
-  if (stop == Stop::io_error) return w.error();
+  std::optional<Walker> done;
+  Stop stop = Stop::none;
+  // A refresh resumes where the previous look ended, so following a live log
+  // costs what was appended since, not the whole unsynced tail. From there
+  // the walk must reach an EOF, or stop no earlier than the synced offset (a
+  // batch in flight); anything else means the log was cut and rewritten
+  // behind the old end (a truncate_after in another process).
+  if (resume_ && resume_name_ == seg->name()) {
+    if (resume_->offset + format::kFrameHeaderSize > len) {
+      rewritten_ = true;
+    } else {
+      Walker walk(&w, seg->generation(), *resume_, /*read_payloads=*/true);
+      stop = walk.run();
+      if (stop == Stop::io_error) return w.error();
+      if (stop == Stop::eof || walk.state().offset >= slot.synced_offset) done = walk;
+      else rewritten_ = true;
+    }
+  }
+  if (!done) {
+    Walker walk(&w, seg->generation(), synced_state(slot), /*read_payloads=*/true);
+    stop = walk.run();
+    if (stop == Stop::io_error) return w.error();
+    done = walk;
+  }
   auto r = seg->range();
   // A torn tail is the end for a reader.
-  tail_ = stop == Stop::eof ? walk.state() : walk.boundary();
+  tail_ = stop == Stop::eof ? done->state() : done->boundary();
+  torn_tail_.clear();
   if (stop != Stop::eof)
-    torn_tail_ = seg->path() + ":" + std::to_string(walk.state().offset) + ": " + stop_text(stop);
+    torn_tail_ = seg->path() + ":" + std::to_string(done->state().offset) + ": " + stop_text(stop);
   r.end = tail_.offset;
   r.next = tail_.seq;
   seg->set_range(r);

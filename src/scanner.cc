@@ -56,7 +56,7 @@ class ScannerImpl {
   std::optional<uint64_t> to_;
   SegmentPtr seg_;
   std::unique_ptr<FrameWindow> win_;
-  uint64_t epoch_ = 0;
+  uint64_t cuts_seen_ = 0;
   uint64_t off_ = 0;
   uint64_t cur_seq_ = 0;
   uint64_t cur_off_ = 0;
@@ -90,15 +90,19 @@ Result<bool> ScannerImpl::next() {
         off_ = l.offset;
       }
       win_ = std::make_unique<FrameWindow>(&seg_->file(), r.end, 1 << 20);
-      epoch_ = seg_->cut_epoch();
+      cuts_seen_ = seg_->cuts();
     }
-    if (seg_->reaped() || pos_ > seg_->cut_floor())
-      return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or cut behind the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
-    auto r = seg_->range();
-    if (seg_->cut_epoch() != epoch_) {
-      epoch_ = seg_->cut_epoch();
+    if (seg_->reaped())
+      return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or removed under the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
+    if (seg_->cuts() != cuts_seen_) {
+      // A truncate_after since we last looked: records we returned beyond its
+      // cut no longer exist, and the bytes after it may have been rewritten.
+      if (pos_ > seg_->lowest_cut_since(cuts_seen_))
+        return Status(Errc::segment_reaped, seg_->path() + ": truncate_after cut the log behind the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
+      cuts_seen_ = seg_->cuts();
       win_->invalidate();
     }
+    auto r = seg_->range();
     if (off_ >= r.end || pos_ >= r.next) {
       // End of this segment: move on if a later one holds pos_.
       auto v = log_->view();
@@ -122,7 +126,12 @@ Result<bool> ScannerImpl::next() {
       off_ += kFrameHeaderSize;
       continue;
     }
-    ALOG_TRY(check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end));
+    if (Status st = check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end); !st.is_ok()) {
+      // Another process may have recycled the file under us.
+      if (!seg_->header_unchanged())
+        return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+      return st;
+    }
     if (!win_->ensure(off_, kFrameHeaderSize + h.word)) {
       if (!win_->error().is_ok()) return win_->error();
       return corrupt_record(*seg_, off_, pos_, "truncated payload");

@@ -43,6 +43,30 @@ Status Segment::write_slot(Slot s) {
   return {};
 }
 
+void Segment::adopt(const Segment& fresh) {
+  Slot slots[2];
+  int winner;
+  {
+    std::lock_guard<std::mutex> g(fresh.mu_);
+    slots[0] = fresh.slots_[0];
+    slots[1] = fresh.slots_[1];
+    winner = fresh.winner_;
+  }
+  set_slots(slots, winner);
+  set_range(fresh.range());
+  set_file_length(fresh.file_length());
+}
+
+bool Segment::header_unchanged() const {
+  uint8_t b[kFixedSize];
+  auto r = file_->pread(b, kFixedSize, 0);
+  if (!r.is_ok() || *r != kFixedSize) return false;
+  SegmentHeader h;
+  if (decode_segment_header(b, &h) != HeaderError::none) return false;
+  return h.start_sequence == header_.start_sequence && h.generation == header_.generation &&
+         h.created_at_ms == header_.created_at_ms;
+}
+
 Segment::Range Segment::range() const {
   std::lock_guard<std::mutex> g(mu_);
   return range_;
@@ -64,7 +88,6 @@ void Segment::set_range(const Range& r) {
     }
   }
   range_ = r;
-  cut_epoch_.fetch_add(1);
 }
 
 void Segment::publish_append(uint64_t end, uint64_t next) {
@@ -74,9 +97,28 @@ void Segment::publish_append(uint64_t end, uint64_t next) {
 }
 
 void Segment::note_cut(uint64_t next_after_cut) {
-  uint64_t cur = cut_floor_.load();
-  while (next_after_cut < cur && !cut_floor_.compare_exchange_weak(cur, next_after_cut)) {
+  std::lock_guard<std::mutex> g(mu_);
+  // Index entries past the cut describe frames that may be rewritten.
+  if (indexed_to_ != 0) {
+    while (index_.size() > 1 && index_.back().seq > next_after_cut) index_.pop_back();
+    const IndexEntry& e = index_.back();
+    if (e.seq <= next_after_cut) {
+      indexed_to_ = e.offset;
+      index_tail_ = WalkState{e.offset, e.seq, e.crc, e.pending, false};
+    } else {
+      index_.clear();
+      indexed_to_ = 0;
+    }
   }
+  cut_next_.push_back(next_after_cut);
+  cuts_.store(cut_next_.size());
+}
+
+uint64_t Segment::lowest_cut_since(uint64_t seen) const {
+  std::lock_guard<std::mutex> g(mu_);
+  uint64_t low = UINT64_MAX;
+  for (size_t i = seen; i < cut_next_.size(); i++) low = std::min(low, cut_next_[i]);
+  return low;
 }
 
 Status Segment::corrupt_at(uint64_t offset, uint64_t seq, const std::string& what) const {

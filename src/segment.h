@@ -57,6 +57,12 @@ class Segment {
   // calls this with the writer's serialization.
   Status write_slot(format::Slot s);
 
+  // Takes the slots, range and file length of a fresh look at the same file
+  // (a read-only refresh), keeping this object, its index and its scanners.
+  void adopt(const Segment& fresh);
+  // Whether the file's header still is this segment's (not recycled under us).
+  bool header_unchanged() const;
+
   // Committed range: [read_offset, end) holds records [first, next).
   struct Range {
     uint64_t read_offset;
@@ -75,13 +81,15 @@ class Segment {
   uint64_t file_length() const { return file_length_.load(); }
   void set_file_length(uint64_t n) { file_length_.store(n); }
 
-  // Marks: recycled or removed by truncate_after (scanners stop), and the
-  // lowest next-sequence a truncate_after cut this segment to.
+  // Marks: recycled or removed by truncate_after (scanners stop).
   void mark_reaped() { reaped_.store(true); }
   bool reaped() const { return reaped_.load(); }
+  // truncate_after cuts: each gets a number (1, 2, ...); a scanner that saw
+  // cut k and finds cuts() > k asks for the lowest next-sequence cut since,
+  // and stops if it had read beyond it.
   void note_cut(uint64_t next_after_cut);
-  uint64_t cut_floor() const { return cut_floor_.load(); }
-  uint64_t cut_epoch() const { return cut_epoch_.load(); }
+  uint64_t cuts() const { return cuts_.load(); }
+  uint64_t lowest_cut_since(uint64_t seen) const;
 
   // Finds the frame of `seq` (first <= seq < next) using the sparse index,
   // building it on first use with one sequential read.
@@ -111,8 +119,8 @@ class Segment {
   mutable WalkState index_tail_{};   // walk state at indexed_to_
   std::atomic<uint64_t> file_length_{0};
   std::atomic<bool> reaped_{false};
-  std::atomic<uint64_t> cut_floor_{UINT64_MAX};
-  std::atomic<uint64_t> cut_epoch_{0};
+  std::atomic<uint64_t> cuts_{0};
+  std::vector<uint64_t> cut_next_;  // next-sequence after each cut, guarded by mu_
 };
 
 using SegmentPtr = std::shared_ptr<Segment>;

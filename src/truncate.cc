@@ -1,6 +1,8 @@
 // TruncateBefore and TruncateAfter, in the file-operation order of FORMAT.md
 // so that a crash at any step leaves the old state, the new one, or a
 // contiguous state in between.
+#include <algorithm>
+
 #include "log_impl.h"
 
 namespace alog {
@@ -117,18 +119,9 @@ Status LogImpl::truncate_after(uint64_t seq) {
   // 2. Cut the file at P; a checkpoint first when P is inside a batch.
   if (Status st = f.truncate(after.offset); !st.is_ok()) return fail(st);
   uint8_t frames[2 * kFrameHeaderSize];
-  size_t n = 0;
-  WalkState eof = after;
-  if (!l.batch_end) {
-    encode_checkpoint(after.crc, after.pending, seg->generation(), false, frames);
-    n += kFrameHeaderSize;
-    eof.offset += kFrameHeaderSize;
-    eof.crc = 0;
-    eof.pending = 0;
-  }
-  eof.open_batch = false;
-  encode_checkpoint(eof.crc, eof.pending, seg->generation(), true, frames + n);
-  n += kFrameHeaderSize;
+  size_t n = encode_end(after.crc, after.pending, seg->generation(), !l.batch_end, frames);
+  WalkState eof{after.offset + n - kFrameHeaderSize, after.seq, l.batch_end ? after.crc : 0,
+                static_cast<uint16_t>(l.batch_end ? after.pending : 0), false};
   if (Status st = f.pwrite(frames, n, after.offset); !st.is_ok()) return fail(st);
   if (Status st = f.datasync(); !st.is_ok()) return fail(st);
   tail_ = eof;
@@ -139,8 +132,56 @@ Status LogImpl::truncate_after(uint64_t seq) {
   return {};
 }
 
+// Whether a walk from `from` in seg's file reaches its EOF at the end of its range.
+static bool continues(const Segment& seg, const WalkState& from) {
+  auto r = seg.range();
+  if (from.offset > r.end) return false;
+  FrameWindow w(&seg.file(), r.end + kFrameHeaderSize);
+  Walker walk(&w, seg.generation(), from, /*read_payloads=*/true);
+  return walk.run() == Stop::eof && walk.state().offset == r.end;
+}
+
 Status LogImpl::refresh() {
   if (writable_) return {};
+  auto old = view();
+  LogImpl fresh(dir_, opt_, /*writable=*/false);
+  if (!old->empty()) {
+    fresh.resume_ = tail_;
+    fresh.resume_name_ = old->back()->name();
+  }
+  ALOG_TRY(fresh.load());
+  auto now = fresh.view();
+  const uint64_t next = now->empty() ? 0 : now->back()->range().next;
+  // Keep the old segment objects (their scanners and indexes) for files that
+  // are still the same, and tell scanners what happened to their records.
+  SegmentList merged(now->begin(), now->end());
+  for (const auto& o : *old) {
+    SegmentPtr same;
+    for (const auto& n : *now)
+      if (n->name() == o->name() && n->header().generation == o->header().generation &&
+          n->header().created_at_ms == o->header().created_at_ms)
+        same = n;
+    if (!same) {
+      // Gone: removed by truncate_after when it held records at or after the
+      // new end; recycled files are caught by the scanner's generation check;
+      // truncate_before removals stay readable.
+      if (o->start_sequence() >= next || !o->header_unchanged()) o->mark_reaped();
+      continue;
+    }
+    auto ro = o->range(), rn = same->range();
+    // A segment that now ends earlier, or whose old end no longer continues
+    // to its EOF, was cut and rewritten by a truncate_after. Where exactly is
+    // not known from outside, so no record of it read before is trusted.
+    bool cut = rn.next < ro.next ||
+               (o == old->back() && (same == now->back() ? fresh.rewritten_ : !continues(*same, tail_)));
+    if (cut) o->note_cut(rn.first);
+    o->adopt(*same);
+    std::replace(merged.begin(), merged.end(), same, o);
+  }
+  set_view(std::move(merged));
+  damage_ = fresh.damage_;
+  torn_tail_ = fresh.torn_tail_;
+  tail_ = fresh.tail_;
   return {};
 }
 

@@ -88,7 +88,8 @@ struct Loaded {
 
 }  // namespace
 
-Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt) {
+Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
+                                   bool lock_is_ours) {
   Fs& fs = opt.fs ? *opt.fs : posix_fs();
   VerifyDetail out;
   VerifyReport& rep = out.report;
@@ -109,12 +110,12 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     }
     if (names.empty())
       return Status(Errc::not_a_log, path + ": no segment files (not an alog log)").at(path);
-    rep.writer_active = fs.is_locked(path_join(path, std::string(kLockName)));
+    rep.writer_active = !lock_is_ours && fs.is_locked(path_join(path, std::string(kLockName)));
   } else if (st.is_regular) {
     auto slash = path.find_last_of('/');
     dir = slash == std::string::npos ? "." : path.substr(0, slash);
     names.push_back(slash == std::string::npos ? path : path.substr(slash + 1));
-    rep.writer_active = fs.is_locked(path_join(dir, std::string(kLockName)));
+    rep.writer_active = !lock_is_ours && fs.is_locked(path_join(dir, std::string(kLockName)));
   } else {
     return Status(Errc::not_a_log, path + ": not a directory or segment file").at(path);
   }
@@ -149,7 +150,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     }
     l.slots = choose_slot(hdr, l.h.start_sequence);
     if (l.slots.winner < 0) {
-      rep.problems.push_back(problem(n, kSlotAOffset, "metadata_slots", Classification::corruption,
+      rep.problems.push_back(problem(n, 0, "metadata_slots", Classification::corruption,
                                      l.slots.error));
       segs.push_back(std::move(l));
       continue;
@@ -383,7 +384,9 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
             l.name, at.offset + kFrameHeaderSize, "bytes_after_eof", Classification::warning,
             std::to_string(l.length - at.offset - kFrameHeaderSize) +
                 (l.h.generation > 1 ? " bytes of stale frames after the EOF (recycled file); never read"
-                                    : " bytes after the EOF; never read (a writer's open truncates them)")));
+                                    : " bytes after the EOF; never read (a writer's open truncates them)"),
+            "file length " + std::to_string(at.offset + kFrameHeaderSize),
+            "file length " + std::to_string(l.length)));
     } else {
       bool torn = active && at.offset >= slot.synced_offset;
       Classification c = torn ? (rep.writer_active ? Classification::warning : Classification::torn_tail)
@@ -399,9 +402,13 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       }
       Problem p = problem(l.name, at.offset, stop_kind(stop), c, msg, walk.expected(), walk.found());
       p.cut_at = walk.boundary().offset;
-      p.first_seq = at.seq;
-      if (torn) p.first_seq = walk.boundary().seq;
+      // Everything from the cut on is affected: the records of the
+      // incomplete batch walked before the stop, and whatever followed.
+      p.first_seq = walk.boundary().seq;
+      if (at.seq > walk.boundary().seq) p.last_seq = at.seq - 1;
       rep.problems.push_back(p);
+      // Records are counted up to the cut, as a reader sees them.
+      sr.records -= at.seq - walk.boundary().seq;
     }
     rep.records += sr.records;
     rep.bytes_read += w.bytes_read();

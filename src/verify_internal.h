@@ -32,6 +32,8 @@ struct VerifyDetail {
   std::vector<SegmentDetail> segments;  // in log order, parallel to report.segments
 };
 
-Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt);
+// lock_is_ours: the caller holds LOCK itself (recover), so it is no live writer.
+Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
+                                   bool lock_is_ours = false);
 
 }  // namespace alog::detail

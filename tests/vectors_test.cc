@@ -105,7 +105,10 @@ void check_same_bytes(const std::string& written, const std::string& name) {
   for (auto& [k, v] : want) wn.push_back(k);
   for (auto& [k, v] : got) gn.push_back(k);
   CHECK(gn == wn);
-  for (auto& [k, v] : want) {
+  // Not a structured binding: clang 14 cannot capture one (CAPTURE is a lambda).
+  for (const auto& kv : want) {
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
     CAPTURE(k);
     REQUIRE(got.count(k));
     if (got[k] != v) {

@@ -132,6 +132,8 @@ TEST_CASE("recover cuts a torn tail and keeps the cut bytes in lost+found") {
   REQUIRE(r->actions.size() == 1);
   CHECK(r->actions[0].action == "cut");
   CHECK(r->actions[0].offset == e["damage"]["cut_at"].get<uint64_t>());
+  CHECK(file_exists(t / ("log/" + r->actions[0].saved_to)));
+  CHECK(r->actions[0].saved_to.rfind("lost+found/00000000000000000165.seg@683.", 0) == 0);
   CHECK(r->after.clean());
   CHECK(r->after.records == e["after_recover"]["count"].get<uint64_t>());
   CHECK(file_size(t / "log/00000000000000000165.seg") == e["after_recover"]["file_size"].get<uint64_t>());

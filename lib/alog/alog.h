@@ -5,5 +5,8 @@
 #include "alog/format.h"
 #include "alog/fs.h"
 #include "alog/log.h"
+#include "alog/retention.h"
 #include "alog/scanner.h"
 #include "alog/status.h"
+#include "alog/verify.h"
+#include "alog/writer.h"

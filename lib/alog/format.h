@@ -136,6 +136,18 @@ void encode_data_header(uint32_t length, uint16_t generation, bool batch_end,
 // A checkpoint (eof=false) or EOF frame storing a running CRC and pending count.
 void encode_checkpoint(uint32_t running_crc, uint16_t pending, uint16_t generation, bool eof,
                        uint8_t out[kFrameHeaderSize]);
+// The end of a segment's frames at a batch boundary whose running CRC and
+// pending count are given: a checkpoint first when the boundary follows a
+// data frame without BatchEnd (open_batch), then the EOF. Returns the bytes
+// written to out (16 or 32).
+size_t encode_end(uint32_t running_crc, uint16_t pending, uint16_t generation, bool open_batch,
+                  uint8_t out[2 * kFrameHeaderSize]);
+// A new segment's first 208 bytes: header, slot A = {read offset 192, first
+// sequence = start, counter 1, synced offset 192, ...}, slot B all zero, and
+// an empty EOF at 192.
+void encode_new_segment(const SegmentHeader& h, uint8_t out[kEmptySegmentSize]);
+// Slot A of a new segment.
+Slot new_segment_slot(uint64_t start_sequence);
 // The CRC a frame header should store, given its payload bytes.
 uint32_t frame_crc(const uint8_t header[kFrameHeaderSize], const void* payload, size_t len);
 // Human name of a flags value: "data", "data+batch_end", "checkpoint", "eof",

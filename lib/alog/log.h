@@ -75,14 +75,17 @@ class Log {
   Log& operator=(const Log&) = delete;
 
   // Syncs, records the synced offset, syncs again and releases the lock.
-  // Idempotent. Scanners stay usable until destroyed.
-  Status close();
+  // With sync = false it only releases the lock: what was not synced may be
+  // lost in a crash (a later open recovers it). Idempotent. Scanners stay
+  // usable until destroyed.
+  Status close(bool sync = true);
 
   // Appends one batch (all or nothing after a crash); returns the last
   // sequence of the batch. No payloads: writes nothing and returns
   // next_sequence() - 1 (or an out_of_bounds error when the log is empty).
   // Errors: payload_too_large, batch_too_large (joined with segment_full when
-  // it cannot fit an empty segment), segment_full, disk_full, log_failed, io.
+  // it cannot fit an empty segment), segment_full, disk_full, log_failed, io,
+  // busy (a Writer runs on this log: append through it).
   Result<uint64_t> append(std::span<const std::string_view> payloads);
   Result<uint64_t> append(std::initializer_list<std::string_view> payloads) {
     return append(std::span<const std::string_view>(payloads.begin(), payloads.size()));
@@ -94,12 +97,12 @@ class Log {
   Result<uint64_t> append_multipart_batch(
       std::span<const std::span<const std::string_view>> records);
 
-  // Makes everything appended so far durable.
+  // Makes everything appended so far durable. busy while a Writer runs.
   Status sync();
 
   // Removes all records below seq (whole segments, then a slot moves the read
   // offset). seq <= first: nothing; seq == next_sequence(): empties the log;
-  // beyond: out_of_bounds.
+  // beyond: out_of_bounds. busy while a Writer runs (as is truncate_after).
   Status truncate_before(uint64_t seq);
   // Removes all records after seq; seq must be a retained record (out_of_bounds otherwise).
   Status truncate_after(uint64_t seq);
@@ -135,7 +138,12 @@ class Log {
   const std::string& torn_tail() const;
 
   // For read-only logs: picks up records, segments and truncations that
-  // another process made since open. Cheap when nothing changed.
+  // another process made since open (or the last refresh), walking only what
+  // was appended since. Scanners on a segment that another process recycled
+  // or cut with truncate_after stop with segment_reaped at their next call
+  // (from outside the cut's exact position is unknown, so every scanner of a
+  // cut segment stops); scanners on segments removed by truncate_before
+  // finish them.
   Status refresh();
 
   LogImpl& impl() { return *impl_; }

@@ -94,6 +94,8 @@ class [[nodiscard]] Result {
   T* operator->() { return &std::get<0>(v_); }
   const T* operator->() const { return &std::get<0>(v_); }
   T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   const Status& status() const {
     static const Status kOk;
     return is_ok() ? kOk : std::get<1>(v_);

@@ -1,0 +1,214 @@
+// Shared pieces of the alog toolkit: exit statuses, the error type commands
+// throw, stdout/stderr output (text and JSON), payload encoders, argument
+// parsers, terminal helpers and the DIR/alog.json options file. Commands
+// build typed results and render them through these helpers; main.cc alone
+// catches errors and turns them into exit statuses (man/alog.1).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "alog/log.h"
+#include "alog/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace alog::cli {
+
+using Json = nlohmann::ordered_json;
+
+// fsck-style exit status bits, the same for every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRepaired = 1;
+inline constexpr int kExitDamaged = 4;
+inline constexpr int kExitError = 8;
+inline constexpr int kExitUsage = 16;
+inline constexpr int kExitInterrupted = 130;
+
+// "ok", "repaired", "damaged" or "error" for an exit status.
+const char* status_word(int exit_status);
+
+// Options every command takes, before or after its name.
+struct Global {
+  bool quiet = false;
+  std::string format = "text";  // "text" or "json"
+  bool json_flag = false;       // --json
+  bool json() const { return json_flag || format == "json"; }
+};
+
+// The error that stops a command: printed by main as one line on stderr
+// (and, with --json, as the error object on stdout).
+struct Failure : std::runtime_error {
+  std::string code;  // errc_name() of the library code, or bad_input, bad_config, interrupted
+  std::string path;  // file or directory concerned ("" when none)
+  std::optional<uint64_t> offset;
+  int exit_status = kExitError;
+  Failure(std::string code_, std::string path_, std::optional<uint64_t> offset_, std::string msg,
+          int exit = kExitError);
+};
+
+// A Failure from a library Status; `path` is used when the status names none.
+// The message loses any "PATH[:OFFSET]: " prefix it repeats.
+Failure failure(const Status& st, const std::string& path = {});
+[[noreturn]] void fail(const Status& st, const std::string& path = {});
+[[noreturn]] void fail(std::string code, std::string path, std::optional<uint64_t> offset,
+                       std::string message);
+// A usage error found after parsing (conflicting options): exit 16.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "PATH[:OFFSET]: message", the body of an error or warning line.
+std::string located(const std::string& path, std::optional<uint64_t> offset,
+                    const std::string& message);
+// Prints "alog: PATH[:OFFSET]: warning: message" on stderr unless quiet.
+void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
+          const std::string& message);
+
+// ---- standard output ----
+// Raw bytes to stdout (buffered). A failed write throws the Failure
+// "stdout: write error: ..." (exit 8); SIGPIPE keeps its default action.
+void out_write(std::string_view bytes);
+void out_line(std::string_view text);  // text + "\n"
+// One JSON value on one line (compact; invalid UTF-8 in strings becomes U+FFFD).
+void out_json(const Json& j);
+// Flushes stdout; a write error throws as above.
+void out_flush();
+
+// ---- signals ----
+// SIGPIPE default; SIGINT, SIGTERM and SIGHUP set a flag (no SA_RESTART, so
+// blocking reads return EINTR).
+void install_signal_handlers();
+bool interrupted();
+// Throws the "interrupted" Failure (exit 130) when a signal arrived.
+void check_interrupted();
+// Sleeps up to ms milliseconds; returns early on a signal.
+void nap_ms(int ms);
+
+// ---- terminal ----
+bool stderr_is_tty();
+bool stdout_is_tty();
+// Color in text written to a terminal, never with NO_COLOR or TERM=dumb.
+bool use_color_stdout();
+// "\x1b[1;31m" + s + "\x1b[0m" when color is on, s otherwise.
+std::string paint(bool on, std::string_view code, std::string_view s);
+
+// One progress line on stderr, rewritten in place; only on a terminal, not
+// with -q, and (when delayed) once the command has run for a second.
+class Progress {
+ public:
+  Progress(const Global& g, std::string label, bool delayed);
+  ~Progress();
+  void update(uint64_t done, uint64_t total);  // total 0: unknown
+  void clear();
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::string label_;
+  uint64_t start_ms_;
+  uint64_t last_ms_ = 0;
+};
+uint64_t now_ms();
+
+// ---- encoders ----
+std::string base64(std::string_view bytes);
+std::string hex_bytes(std::string_view bytes);
+bool valid_utf8(std::string_view s);
+std::string hex32(uint32_t v);  // "0x%08x"
+std::string hex16(uint16_t v);  // "0x%04x"
+// Unix ms as "YYYY-MM-DDTHH:MM:SS.mmmZ".
+std::string iso_time_ms(uint64_t ms);
+// "1.5 MiB"-style, for people.
+std::string human_bytes(uint64_t n);
+
+// --payload=base64|hex|utf8|none.
+enum class PayloadEncoding { base64, hex, utf8, none };
+PayloadEncoding parse_payload_encoding(const std::string& s);
+// Sets "payload_encoding" and "payload" (in that order) in j; utf8 falls back to base64.
+void put_payload(Json& j, std::string_view payload, PayloadEncoding enc);
+// Payload in text mode: utf8 prints raw bytes, the others their encoding.
+std::string text_payload(std::string_view payload, PayloadEncoding enc);
+
+Json opt_json(std::optional<uint64_t> v);  // null or the number
+
+// ---- argument values (man/alog.1 "Arguments") ----
+// Each returns nullopt (or an error text) for values that are usage errors.
+std::optional<uint64_t> parse_u64(std::string_view s);
+std::optional<uint64_t> parse_size(std::string_view s);
+std::optional<uint64_t> parse_duration_s(std::string_view s);
+// CLI11 validators for SEQ/N, SIZE and DURATION option values.
+std::function<std::string(std::string&)> check_u64();
+std::function<std::string(std::string&)> check_size();
+std::function<std::string(std::string&)> check_duration();
+
+// ---- the log directory ----
+// True when path names a regular file (a single segment) rather than a directory.
+bool is_regular_file(const std::string& path);
+// Whether a live writer holds DIR/LOCK (never creates it).
+bool writer_active(const std::string& dir);
+// Opens for reading; a Failure on error (not_found, not_a_log, io).
+std::unique_ptr<Log> open_read_or_fail(const std::string& dir);
+
+// Creation options, as given on the command line (unset: from alog.json or defaults).
+struct CreateOptions {
+  std::optional<uint64_t> segment_size, max_disk_size, max_segments, checkpoint_stride,
+      start_sequence, max_payload_size;
+  // Adds --segment-size ... --max-payload-size to a subcommand.
+  void add_to(CLI::App& sub);
+};
+// Options from DIR/alog.json (bad_config Failure when unreadable), overridden
+// by `given`. `found` says whether the file existed.
+Options load_options(const std::string& dir, const CreateOptions& given, bool* found = nullptr);
+// Why options are invalid ("" when they are valid), as the library checks them.
+std::string check_options(const Options& o);
+// Writes DIR/alog.json atomically (tmp, sync, rename, sync dir).
+void save_options(const std::string& dir, const Options& o);
+Json options_json(const Options& o);
+
+// Mutating commands other than append never create a log: a Failure
+// (not_found, not_a_log) unless dir is a directory holding segment files.
+void require_log_dir(const std::string& dir);
+// A dry run fails with `locked` exactly when the real run would.
+void require_unlocked(const std::string& dir);
+
+// Opens for writing with the options of alog.json (plus overrides); Failure on error.
+// A torn tail the open cut is reported as a warning.
+std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
+                                        const CreateOptions& given, bool sync_on_append = false);
+
+// The file name part of a path ("a/b/000.seg" -> "000.seg").
+std::string base_name(const std::string& path);
+std::string dir_name(const std::string& path);
+
+// ---- commands ----
+// Each add_* creates its subcommand under app, with an options struct owned
+// by the returned runner, which does the work and returns the exit status.
+struct Command {
+  CLI::App* sub = nullptr;
+  bool stream = false;  // NDJSON stream: errors print as {"type":"error",...}
+  std::function<int()> run;
+};
+Command add_append(CLI::App& app, const Global& g);
+Command add_cat(CLI::App& app, const Global& g);
+Command add_seek(CLI::App& app, const Global& g);
+Command add_verify(CLI::App& app, const Global& g);
+Command add_recover(CLI::App& app, const Global& g);
+Command add_truncate_before(CLI::App& app, const Global& g);
+Command add_truncate_after(CLI::App& app, const Global& g);
+Command add_dump_frames(CLI::App& app, const Global& g);
+Command add_stats(CLI::App& app, const Global& g);
+Command add_completion(CLI::App& app, const Global& g);
+
+// The summary object's first keys: schema_version, status, exit_status.
+Json summary_head(int exit_status);
+
+}  // namespace alog::cli

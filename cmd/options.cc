@@ -1,0 +1,225 @@
+// The log directory as the commands see it: opening for reading or writing
+// with errors as Failures, the creation options kept in DIR/alog.json, and
+// small path helpers.
+#include <CLI/CLI.hpp>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "alog/format.h"
+#include "cli.h"
+
+namespace alog::cli {
+
+std::string base_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string dir_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto s = p.find_last_of('/');
+  if (s == std::string::npos) return ".";
+  return s == 0 ? "/" : p.substr(0, s);
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool writer_active(const std::string& dir) {
+  return posix_fs().is_locked(path_join(dir, std::string(format::kLockName)));
+}
+
+std::unique_ptr<Log> open_read_or_fail(const std::string& dir) {
+  auto r = Log::open_read(dir);
+  if (!r) fail(r.status(), dir);
+  return std::move(r).value();
+}
+
+void CreateOptions::add_to(CLI::App& sub) {
+  auto size = [&](const char* name, std::optional<uint64_t>* dst, const char* help) {
+    sub.add_option_function<std::string>(
+           name, [dst](const std::string& s) { *dst = parse_size(s); }, help)
+        ->type_name("SIZE")
+        ->check(CLI::Validator(check_size(), "SIZE"));
+  };
+  auto num = [&](const char* name, std::optional<uint64_t>* dst, const char* help) {
+    sub.add_option_function<std::string>(
+           name, [dst](const std::string& s) { *dst = parse_u64(s); }, help)
+        ->type_name("N")
+        ->check(CLI::Validator(check_u64(), "N"));
+  };
+  size("--segment-size", &segment_size, "Maximum segment size (default 128MiB)");
+  size("--max-disk-size", &max_disk_size, "Budget for all segment files; 0: none (default 10GiB)");
+  num("--max-segments", &max_segments, "0: no limit; 1: one segment; >1: recycle the oldest");
+  num("--checkpoint-stride", &checkpoint_stride, "Records between checkpoints, 1..65535 (default 64)");
+  num("--start-sequence", &start_sequence, "Sequence of the first record of a new log (default 0)");
+  size("--max-payload-size", &max_payload_size, "Largest record accepted (default 16MiB)");
+}
+
+namespace {
+
+std::string options_path(const std::string& dir) {
+  return path_join(dir, std::string(format::kOptionsName));
+}
+
+bool has_segments(const std::string& dir) {
+  auto names = posix_fs().list(dir);
+  if (!names) return false;
+  return std::any_of(names->begin(), names->end(),
+                     [](const std::string& n) { return format::parse_segment_name(n).has_value(); });
+}
+
+std::set<std::string> lost_found_names(const std::string& dir) {
+  auto names = posix_fs().list(path_join(dir, std::string(format::kLostFoundName)));
+  if (!names) return {};
+  return {names->begin(), names->end()};
+}
+
+}  // namespace
+
+Json options_json(const Options& o) {
+  Json j;
+  j["schema_version"] = 1;
+  j["start_sequence"] = o.start_sequence;
+  j["max_segment_size"] = o.max_segment_size;
+  j["max_disk_size"] = o.max_disk_size;
+  j["max_segments"] = o.max_segments;
+  j["max_payload_size"] = o.max_payload_size;
+  j["checkpoint_stride"] = o.checkpoint_stride;
+  return j;
+}
+
+std::string check_options(const Options& o) {
+  if (o.checkpoint_stride < 1 || o.checkpoint_stride > 65535)
+    return fmt::format("checkpoint stride must be 1..65535, not {}", o.checkpoint_stride);
+  uint64_t min_size = format::kHeaderSize + 2 * format::kFrameHeaderSize +
+                      (o.checkpoint_stride == 1 ? format::kFrameHeaderSize : 0);
+  if (o.max_segment_size < min_size)
+    return fmt::format("segment size {} is too small for one empty record (at least {} bytes)",
+                       o.max_segment_size, min_size);
+  if (o.max_payload_size > UINT32_MAX)
+    return fmt::format("max payload size {} is above 4294967295", o.max_payload_size);
+  if (o.max_disk_size != 0 && o.max_disk_size < format::kEmptySegmentSize)
+    return fmt::format("max disk size {} is smaller than one empty segment (208 bytes)",
+                       o.max_disk_size);
+  return {};
+}
+
+Options load_options(const std::string& dir, const CreateOptions& given, bool* found) {
+  Options o;
+  std::string path = options_path(dir);
+  if (found) *found = false;
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    if (found) *found = true;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) fail("bad_config", path, std::nullopt, "not a JSON object");
+    auto get = [&](const char* key, auto* dst) {
+      if (!j.contains(key)) return;
+      const Json& v = j[key];
+      using T = std::remove_pointer_t<decltype(dst)>;
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
+        fail("bad_config", path, std::nullopt, fmt::format("\"{}\" must be an unsigned integer", key));
+      *dst = T(v.get<uint64_t>());
+    };
+    get("max_segment_size", &o.max_segment_size);
+    get("max_disk_size", &o.max_disk_size);
+    get("max_segments", &o.max_segments);
+    get("max_payload_size", &o.max_payload_size);
+    get("checkpoint_stride", &o.checkpoint_stride);
+    get("start_sequence", &o.start_sequence);
+    if (std::string why = check_options(o); !why.empty()) fail("bad_config", path, std::nullopt, why);
+  } else if (errno != ENOENT) {
+    int e = errno;
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 || e != ENOENT)
+      fail("io", path, std::nullopt, std::string("open: ") + std::strerror(e));
+  }
+  auto over32 = [&](std::optional<uint64_t> v, uint32_t* dst, const char* name) {
+    if (!v) return;
+    if (*v > UINT32_MAX) throw UsageError(fmt::format("{} {} is too large", name, *v));
+    *dst = uint32_t(*v);
+  };
+  if (given.segment_size) o.max_segment_size = *given.segment_size;
+  if (given.max_disk_size) o.max_disk_size = *given.max_disk_size;
+  if (given.max_payload_size) o.max_payload_size = *given.max_payload_size;
+  if (given.start_sequence) o.start_sequence = *given.start_sequence;
+  over32(given.max_segments, &o.max_segments, "--max-segments");
+  over32(given.checkpoint_stride, &o.checkpoint_stride, "--checkpoint-stride");
+  if (std::string why = check_options(o); !why.empty()) throw UsageError(why);
+  return o;
+}
+
+void save_options(const std::string& dir, const Options& o) {
+  std::string path = options_path(dir), tmp = path + ".tmp";
+  std::string body = options_json(o).dump() + "\n";
+  auto f = posix_fs().open(tmp, OpenMode::create_trunc);
+  if (!f) fail(f.status(), tmp);
+  Status st = (*f)->pwrite(body.data(), body.size(), 0);
+  if (st) st = (*f)->datasync();
+  f->reset();
+  if (st) st = posix_fs().rename(tmp, path);
+  if (st) st = posix_fs().sync_dir(dir);
+  if (!st) {
+    (void)posix_fs().unlink(tmp);
+    fail(st, path);
+  }
+}
+
+std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
+                                        const CreateOptions& given, bool sync_on_append) {
+  Options o = load_options(dir, given);
+  o.sync_on_append = sync_on_append;
+  auto before = lost_found_names(dir);
+  auto r = Log::open(dir, o);
+  if (!r) {
+    Failure f = failure(r.status(), dir);
+    if (r.status().code() == Errc::locked) f = Failure("locked", path_join(dir, "LOCK"), std::nullopt,
+                                                       "another process holds the lock");
+    throw f;
+  }
+  for (const auto& n : lost_found_names(dir))
+    if (!before.count(n))
+      warn(g, dir, std::nullopt,
+           "opening cut a torn tail; the bytes are in " + std::string(format::kLostFoundName) + "/" + n);
+  return std::move(r).value();
+}
+
+// Mutating commands other than append never create a log.
+void require_log_dir(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    int e = errno;
+    fail(e == ENOENT ? "not_found" : "io", dir, std::nullopt,
+         e == ENOENT ? "no such log directory" : std::string("stat: ") + std::strerror(e));
+  }
+  if (!S_ISDIR(st.st_mode)) fail("not_a_log", dir, std::nullopt, "not a directory");
+  auto names = posix_fs().list(dir);
+  if (!names) fail(names.status(), dir);
+  if (!has_segments(dir)) fail("not_a_log", dir, std::nullopt, "no segment files (not an alog log)");
+}
+
+void require_unlocked(const std::string& dir) {
+  if (writer_active(dir))
+    fail("locked", path_join(dir, std::string(format::kLockName)), std::nullopt,
+         "another process holds the lock");
+}
+
+}  // namespace alog::cli

@@ -1,0 +1,321 @@
+// The output layer: errors and warnings on stderr, data on stdout (with write
+// errors reported), signals, terminal detection, progress and encoders.
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli.h"
+
+namespace alog::cli {
+
+const char* status_word(int exit_status) {
+  switch (exit_status) {
+    case kExitOk: return "ok";
+    case kExitRepaired: return "repaired";
+    case kExitDamaged:
+    case kExitDamaged | kExitRepaired: return "damaged";
+    default: return "error";
+  }
+}
+
+Failure::Failure(std::string code_, std::string path_, std::optional<uint64_t> offset_,
+                 std::string msg, int exit)
+    : std::runtime_error(std::move(msg)),
+      code(std::move(code_)),
+      path(std::move(path_)),
+      offset(offset_),
+      exit_status(exit) {}
+
+namespace {
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Drops a leading "PATH: " or "PATH:OFFSET: " the library put in the message.
+std::string strip_location(std::string msg, const std::string& path) {
+  if (path.empty() || !starts_with(msg, path + ":")) return msg;
+  size_t i = path.size() + 1;
+  size_t j = i;
+  while (j < msg.size() && msg[j] >= '0' && msg[j] <= '9') j++;
+  if (j > i && j < msg.size() && msg[j] == ':') i = j + 1;
+  while (i < msg.size() && msg[i] == ' ') i++;
+  return msg.substr(i);
+}
+}  // namespace
+
+Failure failure(const Status& st, const std::string& path) {
+  std::string p = st.path().empty() ? path : st.path();
+  std::string msg = strip_location(st.message(), p);
+  if (!st.path().empty() && st.path() != path) msg = strip_location(msg, path);
+  int exit = st.code() == Errc::corrupt ? kExitDamaged : kExitError;
+  return Failure(errc_name(st.code()), p, st.offset(), msg, exit);
+}
+
+void fail(const Status& st, const std::string& path) { throw failure(st, path); }
+
+void fail(std::string code, std::string path, std::optional<uint64_t> offset, std::string message) {
+  throw Failure(std::move(code), std::move(path), offset, std::move(message));
+}
+
+std::string located(const std::string& path, std::optional<uint64_t> offset,
+                    const std::string& message) {
+  std::string s = path;
+  if (offset) s += ":" + std::to_string(*offset);
+  if (!s.empty()) s += ": ";
+  return s + message;
+}
+
+void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
+          const std::string& message) {
+  if (g.quiet) return;
+  fmt::print(stderr, "alog: {}\n", located(path, offset, "warning: " + message));
+  std::fflush(stderr);
+}
+
+// ---- stdout ----
+
+namespace {
+[[noreturn]] void write_failed(int e) {
+  std::clearerr(stdout);
+  throw Failure("io", "stdout", std::nullopt,
+                std::string("write error: ") + std::strerror(e ? e : EIO));
+}
+}  // namespace
+
+void out_write(std::string_view bytes) {
+  if (bytes.empty()) return;
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed(errno);
+}
+
+void out_line(std::string_view text) {
+  out_write(text);
+  out_write("\n");
+}
+
+void out_json(const Json& j) {
+  out_line(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void out_flush() {
+  errno = 0;
+  if (std::fflush(stdout) != 0) write_failed(errno);
+}
+
+// ---- signals ----
+
+namespace {
+volatile sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) { g_signal = sig; }
+}  // namespace
+
+void install_signal_handlers() {
+  ::signal(SIGPIPE, SIG_DFL);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns EINTR
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
+}
+
+bool interrupted() { return g_signal != 0; }
+
+void check_interrupted() {
+  if (interrupted()) throw Failure("interrupted", "", std::nullopt, "interrupted", kExitInterrupted);
+}
+
+void nap_ms(int ms) {
+  struct timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  ::nanosleep(&ts, nullptr);  // EINTR on a signal: the caller checks interrupted()
+}
+
+// ---- terminal ----
+
+bool stderr_is_tty() { return ::isatty(2) == 1; }
+bool stdout_is_tty() { return ::isatty(1) == 1; }
+
+bool use_color_stdout() {
+  const char* nc = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  if (nc && *nc) return false;
+  if (term && std::strcmp(term, "dumb") == 0) return false;
+  return stdout_is_tty();
+}
+
+std::string paint(bool on, std::string_view code, std::string_view s) {
+  if (!on) return std::string(s);
+  return fmt::format("\x1b[{}m{}\x1b[0m", code, s);
+}
+
+uint64_t now_ms() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+Progress::Progress(const Global& g, std::string label, bool delayed)
+    : enabled_(!g.quiet && stderr_is_tty()), label_(std::move(label)),
+      start_ms_(now_ms() - (delayed ? 0 : 1000)) {}
+
+Progress::~Progress() { clear(); }
+
+void Progress::update(uint64_t done, uint64_t total) {
+  if (!enabled_) return;
+  uint64_t t = now_ms();
+  if (t - start_ms_ < 1000 || t - last_ms_ < 100) return;
+  last_ms_ = t;
+  if (total)
+    fmt::print(stderr, "\r\x1b[K{}: {} / {} ({}%)", label_, human_bytes(done), human_bytes(total),
+               done * 100 / total);
+  else
+    fmt::print(stderr, "\r\x1b[K{}: {}", label_, done);
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::clear() {
+  if (!shown_) return;
+  fmt::print(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+// ---- encoders ----
+
+std::string base64(std::string_view in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    uint32_t v = uint32_t(uint8_t(in[i])) << 16;
+    out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    uint32_t v = uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8;
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+std::string hex_bytes(std::string_view in) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  s.reserve(in.size() * 2);
+  for (unsigned char c : in) {
+    s.push_back(d[c >> 4]);
+    s.push_back(d[c & 15]);
+  }
+  return s;
+}
+
+bool valid_utf8(std::string_view s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = uint8_t(s[i]);
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) { i++; continue; }
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; k++) {
+      unsigned char cc = uint8_t(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string hex32(uint32_t v) { return fmt::format("0x{:08x}", v); }
+std::string hex16(uint16_t v) { return fmt::format("0x{:04x}", v); }
+
+std::string iso_time_ms(uint64_t ms) {
+  time_t secs = time_t(ms / 1000);
+  struct tm tm;
+  ::gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+}
+
+std::string human_bytes(uint64_t n) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (n < 1024) return fmt::format("{} B", n);
+  double v = double(n);
+  int u = 0;
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    u++;
+  }
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+PayloadEncoding parse_payload_encoding(const std::string& s) {
+  if (s == "hex") return PayloadEncoding::hex;
+  if (s == "utf8") return PayloadEncoding::utf8;
+  if (s == "none") return PayloadEncoding::none;
+  return PayloadEncoding::base64;
+}
+
+void put_payload(Json& j, std::string_view p, PayloadEncoding enc) {
+  switch (enc) {
+    case PayloadEncoding::none:
+      j["payload_encoding"] = "none";
+      j["payload"] = nullptr;
+      return;
+    case PayloadEncoding::hex:
+      j["payload_encoding"] = "hex";
+      j["payload"] = hex_bytes(p);
+      return;
+    case PayloadEncoding::utf8:
+      if (valid_utf8(p)) {
+        j["payload_encoding"] = "utf8";
+        j["payload"] = std::string(p);
+        return;
+      }
+      [[fallthrough]];
+    case PayloadEncoding::base64:
+      j["payload_encoding"] = "base64";
+      j["payload"] = base64(p);
+      return;
+  }
+}
+
+std::string text_payload(std::string_view p, PayloadEncoding enc) {
+  switch (enc) {
+    case PayloadEncoding::none: return "";
+    case PayloadEncoding::hex: return hex_bytes(p);
+    case PayloadEncoding::utf8: return std::string(p);
+    case PayloadEncoding::base64: return base64(p);
+  }
+  return "";
+}
+
+Json summary_head(int exit_status) {
+  Json j;
+  j["schema_version"] = 1;
+  j["status"] = status_word(exit_status);
+  j["exit_status"] = exit_status;
+  return j;
+}
+
+Json opt_json(std::optional<uint64_t> v) { return v ? Json(*v) : Json(nullptr); }
+
+}  // namespace alog::cli

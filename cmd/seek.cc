@@ -1,0 +1,253 @@
+// alog seek DIR|SEGMENT SEQ: shows how a record is found (man/alog-seek.1):
+// the segment that holds it, the checkpoint (or read offset) a lookup starts
+// from, the headers walked from there, and the frame with its CRC status. A
+// walk that stops before the record is reported as a verify problem.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "alog/verify.h"
+#include "cli.h"
+#include "report.h"
+#include "segment_file.h"
+
+namespace alog::cli {
+
+using namespace format;
+
+namespace {
+
+// "Data+BatchEnd", the flag names joined as alog-dump-frames(1) joins them.
+std::string plus_names(uint16_t flags) {
+  std::string s = flags_text(flags);
+  std::replace(s.begin(), s.end(), '|', '+');
+  return s;
+}
+
+struct SeekOptions {
+  std::string path;
+  std::string seq;
+  std::string payload = "none";
+};
+
+struct SeekResult {
+  std::string file;
+  uint64_t start_seq = 0, first_seq = 0;
+  std::optional<uint64_t> next_seq;
+  std::optional<uint64_t> checkpoint_offset, checkpoint_seq;
+  uint64_t start_offset = 0, walk_start_seq = 0;
+  uint64_t headers_walked = 0;
+  bool found = false;  // false: the walk stopped before the record
+  uint64_t frame_offset = 0;
+  FrameHeader h;
+  uint32_t computed_crc = 0;
+  std::string payload;
+  WalkFrame stop;  // when !found
+};
+
+SeekResult locate(SegmentFile& seg, const std::string& name, uint64_t seq, const std::string& shown) {
+  SeekResult r;
+  r.file = name;
+  r.start_seq = seg.header.start_sequence;
+  r.first_seq = seg.winner().first_sequence;
+  WalkState st = read_offset_state(seg);
+  r.start_offset = st.offset;
+  r.walk_start_seq = st.seq;
+  if (seq < st.seq)
+    fail("out_of_bounds", shown, std::nullopt,
+         fmt::format("sequence {} is before the segment's first sequence {}", seq, st.seq));
+  FrameWalker w(seg, st, /*read_payloads=*/false, false);
+  while (auto f = w.next()) {
+    if (f->stops_walk()) {
+      if (f->problem != "truncated_header") r.headers_walked++;
+      r.stop = *f;
+      return r;
+    }
+    if (f->h.is_eof()) break;
+    if (f->h.is_checkpoint()) {
+      // The index entry: the last checkpoint after which the next data
+      // frame's sequence is at most SEQ.
+      if (w.state().seq <= seq) {
+        r.checkpoint_offset = f->offset;
+        r.checkpoint_seq = w.state().seq;
+        r.start_offset = f->end();
+        r.walk_start_seq = w.state().seq;
+        r.headers_walked = 0;
+      } else {
+        r.headers_walked++;
+      }
+      continue;
+    }
+    r.headers_walked++;
+    if (*f->seq == seq) {
+      r.found = true;
+      r.frame_offset = f->offset;
+      r.h = f->h;
+      std::string buf(kFrameHeaderSize + f->h.word, '\0');
+      auto got = seg.file->pread(buf.data(), buf.size(), f->offset);
+      if (!got) fail(got.status(), shown);
+      r.payload = buf.substr(kFrameHeaderSize);
+      r.computed_crc = frame_crc(reinterpret_cast<const uint8_t*>(buf.data()), r.payload.data(),
+                                 r.payload.size());
+      return r;
+    }
+  }
+  fail("out_of_bounds", shown, std::nullopt,
+       fmt::format("sequence {} is not in {} (next sequence {})", seq, name, w.state().seq));
+}
+
+// The segment's next sequence from a walk to its EOF (a segment file given
+// alone); nullopt when the walk stops first.
+std::optional<uint64_t> walk_to_eof(SegmentFile& seg) {
+  FrameWalker w(seg, read_offset_state(seg), /*read_payloads=*/false, false);
+  while (auto f = w.next()) {
+    if (f->stops_walk()) return std::nullopt;
+    if (f->h.is_eof()) return w.state().seq;
+    check_interrupted();
+  }
+  return std::nullopt;
+}
+
+// The stop as verify reports it (headers only, the way seek walks); built
+// from the frame when verify places it elsewhere.
+Problem stop_problem(const std::string& verify_path, const SeekResult& r, bool active,
+                     const SegmentFile& seg) {
+  VerifyOptions vo;
+  vo.headers_only = true;
+  if (auto rep = alog::verify(verify_path, vo)) {
+    for (const Problem& p : rep->problems)
+      if (p.file == r.file && p.offset == r.stop.offset && p.kind == r.stop.problem) return p;
+  }
+  Problem p;
+  p.file = r.file;
+  p.offset = r.stop.offset;
+  p.kind = r.stop.problem;
+  p.expected = r.stop.expected;
+  p.found = r.stop.found;
+  bool torn = active && r.stop.offset >= seg.winner().synced_offset;
+  p.classification = torn ? Classification::torn_tail : Classification::corruption;
+  p.message = kind_sentence(r.stop.problem);
+  return p;
+}
+
+int run_seek(const SeekOptions& o, const Global& g) {
+  uint64_t seq = *parse_u64(o.seq);
+  PayloadEncoding enc = parse_payload_encoding(o.payload);
+  SeekResult r;
+  std::optional<Problem> problem;
+  if (is_regular_file(o.path)) {
+    SegmentFile seg = open_segment_file(o.path);
+    require_walkable(seg);
+    r = locate(seg, base_name(o.path), seq, o.path);
+    r.next_seq = walk_to_eof(seg);
+    if (!r.found) problem = stop_problem(o.path, r, true, seg);
+  } else {
+    auto log = open_read_or_fail(o.path);
+    if (seq < log->first_sequence() || seq >= log->next_sequence())
+      fail("out_of_bounds", o.path, std::nullopt,
+           log->empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq,
+                                      log->next_sequence())
+                        : fmt::format("sequence {} is not in the log [{}, {}]", seq,
+                                      log->first_sequence(), log->next_sequence() - 1));
+    std::string holder;
+    uint64_t next = 0;
+    bool last = false;
+    const auto& segs = log->segments();
+    for (size_t i = 0; i < segs.size(); i++)
+      if (segs[i].first_sequence <= seq && seq < segs[i].next_sequence) {
+        holder = segs[i].file;
+        next = segs[i].next_sequence;
+        last = i + 1 == segs.size();
+      }
+    std::string path = path_join(o.path, holder);
+    SegmentFile seg = open_segment_file(path);
+    require_walkable(seg);
+    r = locate(seg, holder, seq, path);
+    r.next_seq = next;
+    if (!r.found) problem = stop_problem(o.path, r, last, seg);
+  }
+  bool ok = r.found && r.computed_crc == r.h.crc;
+  int exit = ok ? kExitOk : kExitDamaged;
+  if (g.json()) {
+    Json j = summary_head(exit);
+    j["path"] = o.path;
+    j["seq"] = seq;
+    j["file"] = r.file;
+    j["segment_start_seq"] = r.start_seq;
+    j["segment_first_seq"] = r.first_seq;
+    j["segment_next_seq"] = opt_json(r.next_seq);
+    if (r.checkpoint_offset) {
+      Json c;
+      c["offset"] = *r.checkpoint_offset;
+      c["seq"] = *r.checkpoint_seq;
+      j["checkpoint"] = c;
+    } else {
+      j["checkpoint"] = nullptr;
+    }
+    j["start_offset"] = r.start_offset;
+    j["start_seq"] = r.walk_start_seq;
+    j["headers_walked"] = r.headers_walked;
+    if (r.found) {
+      j["frame_offset"] = r.frame_offset;
+      j["length"] = r.h.word;
+      j["flags"] = hex16(r.h.flags);
+      j["stored_crc"] = hex32(r.h.crc);
+      j["computed_crc"] = hex32(r.computed_crc);
+      j["crc_status"] = ok ? "ok" : "mismatch";
+      put_payload(j, r.payload, enc);
+    } else {
+      for (const char* k : {"frame_offset", "length", "flags", "stored_crc", "computed_crc",
+                            "crc_status"})
+        j[k] = nullptr;
+      j["payload_encoding"] = o.payload;
+      j["payload"] = nullptr;
+    }
+    j["problem"] = problem ? problem_json(*problem) : Json(nullptr);
+    out_json(j);
+    return exit;
+  }
+  out_line(fmt::format("record {}: {} (start {}, first {}, next {})", seq, r.file, r.start_seq,
+                       r.first_seq, r.next_seq ? std::to_string(*r.next_seq) : std::string("-")));
+  std::string walked = fmt::format("walked {} headers from {} (seq {})", r.headers_walked,
+                                   r.start_offset, r.walk_start_seq);
+  if (r.checkpoint_offset)
+    out_line(fmt::format("checkpoint at {} (seq {}); {}", *r.checkpoint_offset, *r.checkpoint_seq,
+                         walked));
+  else
+    out_line("no checkpoint before it; " + walked);
+  if (problem) {
+    out_line(problem_text(*problem, o.path, use_color_stdout()));
+    return exit;
+  }
+  out_line(fmt::format("frame at {}: length {}, flags {} {}, crc {}", r.frame_offset, r.h.word,
+                       hex16(r.h.flags), plus_names(r.h.flags),
+                       ok ? hex32(r.h.crc) + " ok"
+                          : fmt::format("{} stored, {} computed: mismatch", hex32(r.h.crc),
+                                        hex32(r.computed_crc))));
+  if (enc != PayloadEncoding::none) {
+    Json p;
+    put_payload(p, r.payload, enc);
+    std::string used = p["payload_encoding"].get<std::string>();
+    // utf8 in text mode: a JSON string literal (base64 when not UTF-8).
+    std::string text = used == "utf8" ? p["payload"].dump() : p["payload"].get<std::string>();
+    out_line(fmt::format("payload {}: {}", used, text));
+  }
+  return exit;
+}
+
+}  // namespace
+
+Command add_seek(CLI::App& app, const Global& g) {
+  auto o = std::make_shared<SeekOptions>();
+  CLI::App* sub = app.add_subcommand("seek", "Show how one record is found");
+  sub->fallthrough();
+  sub->add_option("DIR", o->path, "Log directory or segment file")->required();
+  sub->add_option("SEQ", o->seq, "Sequence to find")->required()->check(CLI::Validator(check_u64(), "SEQ"));
+  sub->add_option("--payload", o->payload, "Also print the payload: base64, hex, utf8 or none")
+      ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}))
+      ->type_name("ENCODING");
+  return {sub, false, [o, &g] { return run_seek(*o, g); }};
+}
+
+}  // namespace alog::cli
