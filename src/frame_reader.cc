@@ -56,7 +56,7 @@ std::string hex32(uint32_t v) {
   return buf;
 }
 
-bool FrameWindow::ensure(uint64_t off, uint64_t n) {
+bool FrameWindow::refill(uint64_t off, uint64_t n) {
   if (off > limit_ || n > limit_ - off) return false;
   if (off >= base_ && off + n <= base_ + buf_.size()) return true;
   uint64_t want = std::max<uint64_t>(n, chunk_);

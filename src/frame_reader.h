@@ -50,8 +50,17 @@ class FrameWindow {
   FrameWindow(File* file, uint64_t limit, size_t chunk = 1 << 20)
       : file_(file), limit_(limit), chunk_(chunk) {}
   // Makes [off, off+n) available; false when it extends past the limit or the read fails.
-  bool ensure(uint64_t off, uint64_t n);
+  bool ensure(uint64_t off, uint64_t n) {
+    // Inline for the common case, bytes already in the window: scans call this per frame.
+    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + buf_.size())
+      return true;
+    return refill(off, n);
+  }
   const uint8_t* at(uint64_t off) const { return buf_.data() + (off - base_); }
+  // Whether [off, off+n) is in the window now (no read).
+  bool holds(uint64_t off, uint64_t n) const {
+    return off >= base_ && off + n <= base_ + buf_.size();
+  }
   uint64_t limit() const { return limit_; }
   void set_limit(uint64_t limit) {
     limit_ = limit;
@@ -62,11 +71,21 @@ class FrameWindow {
   uint64_t bytes_read() const { return bytes_read_; }
 
  private:
+  bool refill(uint64_t off, uint64_t n);
   File* file_;
   uint64_t limit_;
   size_t chunk_;
   uint64_t base_ = 0;
-  std::vector<uint8_t> buf_;
+  // Bytes are read into it before use: growing it need not zero them.
+  struct NoInit : std::allocator<uint8_t> {
+    template <class U>
+    struct rebind {
+      using other = NoInit;
+    };
+    void construct(uint8_t* p) { ::new (static_cast<void*>(p)) uint8_t; }
+    void construct(uint8_t* p, uint8_t v) { ::new (static_cast<void*>(p)) uint8_t(v); }
+  };
+  std::vector<uint8_t, NoInit> buf_;
   Status error_;
   uint64_t bytes_read_ = 0;
 };

@@ -51,9 +51,16 @@ Status Log::close(bool sync) { return impl_->close(sync); }
 
 Result<uint64_t> Log::append(std::span<const std::string_view> payloads) {
   if (impl_->writer_attached()) return busy(impl_->dir());
-  std::vector<RecordRef> recs(payloads.size());
+  // Small batches (the single-record append above all) need no heap allocation.
+  RecordRef small[16];
+  std::vector<RecordRef> large;
+  RecordRef* recs = small;
+  if (payloads.size() > std::size(small)) {
+    large.resize(payloads.size());
+    recs = large.data();
+  }
   for (size_t i = 0; i < payloads.size(); i++) recs[i] = {&payloads[i], 1, payloads[i].size()};
-  return impl_->append_batch(recs.data(), recs.size());
+  return impl_->append_batch(recs, payloads.size());
 }
 
 Result<uint64_t> Log::append_multipart(std::span<const std::string_view> parts) {

@@ -39,6 +39,15 @@ class PosixFile final : public File {
   }
 
   Status pwritev(const struct iovec* iov, int iovcnt, uint64_t off) override {
+    // Almost always one call writes everything: try that without copying the vector.
+    if (iovcnt <= IOV_MAX) {
+      size_t want = 0;
+      for (int k = 0; k < iovcnt; k++) want += iov[k].iov_len;
+      ssize_t r = ::pwritev(fd_, iov, iovcnt, static_cast<off_t>(off));
+      if (r >= 0 && static_cast<size_t>(r) == want) return {};
+      // Short, interrupted or failed: the loop below writes it all again from
+      // the start (positional writes of the same bytes) and reports errors.
+    }
     // Keep a private copy of the vector so a partial write can be resumed.
     std::vector<struct iovec> v(iov, iov + iovcnt);
     size_t i = 0;

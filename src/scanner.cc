@@ -57,6 +57,7 @@ class ScannerImpl {
   SegmentPtr seg_;
   std::unique_ptr<FrameWindow> win_;
   uint64_t cuts_seen_ = 0;
+  Segment::Range r_{};  // the segment's committed range as last read
   uint64_t off_ = 0;
   uint64_t cur_seq_ = 0;
   uint64_t cur_off_ = 0;
@@ -91,6 +92,8 @@ Result<bool> ScannerImpl::next() {
       }
       win_ = std::make_unique<FrameWindow>(&seg_->file(), r.end, 1 << 20);
       cuts_seen_ = seg_->cuts();
+      r_ = r;
+      file_ = seg_->path();
     }
     if (seg_->reaped())
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or removed under the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
@@ -101,8 +104,12 @@ Result<bool> ScannerImpl::next() {
         return Status(Errc::segment_reaped, seg_->path() + ": truncate_after cut the log behind the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
       cuts_seen_ = seg_->cuts();
       win_->invalidate();
+      r_ = seg_->range();
     }
-    auto r = seg_->range();
+    // The committed range only grows while nothing is cut (cuts are caught
+    // above): re-read it, under the segment's lock, only at its known end.
+    if (off_ >= r_.end || pos_ >= r_.next) r_ = seg_->range();
+    const Segment::Range& r = r_;
     if (off_ >= r.end || pos_ >= r.next) {
       // End of this segment: move on if a later one holds pos_.
       auto v = log_->view();
@@ -116,9 +123,18 @@ Result<bool> ScannerImpl::next() {
       seg_.reset();
       continue;
     }
+    // The cut of a truncate_after is noted before the range shrinks, so the
+    // cached range can still be the old one: look again before reporting damage.
+    auto range_moved = [&] {
+      Segment::Range now = seg_->range();
+      bool moved = now.end != r_.end || now.next != r_.next;
+      r_ = now;
+      return moved;
+    };
     win_->set_limit(r.end);
     if (!win_->ensure(off_, kFrameHeaderSize)) {
       if (!win_->error().is_ok()) return win_->error();
+      if (range_moved()) continue;
       return corrupt_record(*seg_, off_, pos_, "truncated header");
     }
     FrameHeader h = decode_frame_header(win_->at(off_));
@@ -130,14 +146,17 @@ Result<bool> ScannerImpl::next() {
       // Another process may have recycled the file under us.
       if (!seg_->header_unchanged())
         return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+      if (range_moved()) continue;
       return st;
     }
     if (!win_->ensure(off_, kFrameHeaderSize + h.word)) {
       if (!win_->error().is_ok()) return win_->error();
+      if (range_moved()) continue;
       return corrupt_record(*seg_, off_, pos_, "truncated payload");
     }
     const uint8_t* p = win_->at(off_);
     uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
+    if (c != h.crc && range_moved()) continue;
     if (c != h.crc)
       return corrupt_record(*seg_, off_, pos_,
                             "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
@@ -147,7 +166,6 @@ Result<bool> ScannerImpl::next() {
     payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
     cur_seq_ = pos_;
     cur_off_ = off_;
-    if (file_ != seg_->path()) file_ = seg_->path();
     pos_++;
     off_ += kFrameHeaderSize + h.word;
     return true;
@@ -175,10 +193,13 @@ Result<Record> LogImpl::read(uint64_t seq) const {
                                        std::to_string(first_sequence()) + ", " +
                                        std::to_string(next_sequence()) + ")")
         .at(dir_);
-  ALOG_ASSIGN(Located l, seg->locate(seq));
-  std::string buf(kFrameHeaderSize + l.length, '\0');
-  ALOG_ASSIGN(size_t got, seg->file().pread(buf.data(), buf.size(), l.offset));
-  if (got != buf.size()) return corrupt_record(*seg, l.offset, seq, "truncated payload");
+  std::string buf;
+  ALOG_ASSIGN(Located l, seg->locate(seq, &buf));
+  if (buf.size() != kFrameHeaderSize + l.length) {
+    buf.assign(kFrameHeaderSize + l.length, '\0');
+    ALOG_ASSIGN(size_t got, seg->file().pread(buf.data(), buf.size(), l.offset));
+    if (got != buf.size()) return corrupt_record(*seg, l.offset, seq, "truncated payload");
+  }
   const auto* p = reinterpret_cast<const uint8_t*>(buf.data());
   ALOG_TRY(check_data_frame(*seg, p, l.offset, seq, seg->range().end));
   FrameHeader h = decode_frame_header(p);
@@ -190,7 +211,8 @@ Result<Record> LogImpl::read(uint64_t seq) const {
     return Status(Errc::segment_reaped, seg->path() + ": segment was recycled").at(seg->path());
   Record r;
   r.sequence = seq;
-  r.payload = buf.substr(kFrameHeaderSize);
+  buf.erase(0, kFrameHeaderSize);
+  r.payload = std::move(buf);
   return r;
 }
 

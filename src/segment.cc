@@ -176,7 +176,7 @@ Result<IndexEntry> Segment::entry_for(uint64_t seq, uint64_t* gap_end) const {
   return *prev;
 }
 
-Result<Located> Segment::locate(uint64_t seq) const {
+Result<Located> Segment::locate(uint64_t seq, std::string* frame) const {
   uint64_t gap_end = 0;
   ALOG_ASSIGN(IndexEntry e, entry_for(seq, &gap_end));
   uint64_t end = range().end;
@@ -203,6 +203,10 @@ Result<Located> Segment::locate(uint64_t seq) const {
       l.after = walk.state();
       l.entry = e;
       l.headers_walked = walked;
+      // The gap read usually holds the payload too: spare the caller a pread.
+      const uint64_t n = kFrameHeaderSize + f.h.word;
+      if (frame && f.offset + n <= w.limit() && w.holds(f.offset, n))
+        frame->assign(reinterpret_cast<const char*>(w.at(f.offset)), n);
       return l;
     }
   }

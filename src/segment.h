@@ -93,7 +93,9 @@ class Segment {
 
   // Finds the frame of `seq` (first <= seq < next) using the sparse index,
   // building it on first use with one sequential read.
-  Result<Located> locate(uint64_t seq) const;
+  // With `frame`, also hands over the frame's bytes (header and payload)
+  // when the walk's window already holds them (else leaves it empty).
+  Result<Located> locate(uint64_t seq, std::string* frame = nullptr) const;
   // The index entry at or before seq (builds the index if needed).
   Result<IndexEntry> entry_for(uint64_t seq, uint64_t* gap_end) const;
   // Number of index entries (for tests and stats).

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Whole-process figures for the alog command-line tool: append of 1 M lines,
+# verify, cat, and seek on a 1 GiB 16-segment log, each beside a whole-process
+# limit measured the same way (cp, cat, `alog --version`).
+#
+# Usage: bench/cli_bench.sh BUILD_DIR [BIG_LOG_DIR]
+#   BIG_LOG_DIR: a 16-segment log of 1 KiB records (open_bench builds one);
+#   without it the seek figure is skipped.
+# Prints ROW/INFO lines (bench/harness.h) on stdout. Uses hyperfine when
+# installed, else a loop of `date +%s%N`.
+set -euo pipefail
+
+build=${1:?usage: cli_bench.sh BUILD_DIR [BIG_LOG_DIR]}
+big=${2:-}
+alog_bin=$build/alog
+scale=${ALOG_BENCH_SCALE:-1}
+
+info() { printf 'INFO\t%s\n' "$*"; }
+row() { printf 'ROW\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
+
+if [[ ! -x $alog_bin ]] || ! "$alog_bin" --help 2>/dev/null | grep -qw append; then
+  info "CLI figures skipped: $alog_bin has no 'append' subcommand yet"
+  exit 0
+fi
+
+work=$(mktemp -d "${ALOG_BENCH_DIR:-/tmp}/alog-cli-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# median_s RUNS PREPARE COMMAND [noshell]: median wall-clock seconds of
+# COMMAND, run by sh (hyperfine subtracts the shell's own start-up), or with
+# "noshell" exec'd directly (its output is discarded either way).
+median_s() {
+  local runs=$1 prepare=$2 cmd=$3 shell=()
+  [[ ${4:-} == noshell ]] && shell=(-N)
+  if command -v hyperfine >/dev/null; then
+    hyperfine "${shell[@]}" --style none --runs "$runs" --warmup 1 --prepare "$prepare" \
+      --export-csv "$work/h.csv" "$cmd" >/dev/null 2>"$work/h.err" ||
+      { cat "$work/h.err" >&2; return 1; }
+    awk -F, 'NR == 2 { print $4 }' "$work/h.csv"  # command,mean,stddev,median,...
+  else
+    local i t0 t1
+    : >"$work/t"
+    sh -c "$prepare"
+    sh -c "$cmd"  # warm-up
+    for ((i = 0; i < runs; i++)); do
+      sh -c "$prepare"
+      t0=$(date +%s%N)
+      sh -c "$cmd"
+      t1=$(date +%s%N)
+      echo $(((t1 - t0))) >>"$work/t"
+    done
+    sort -n "$work/t" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.6f\n", m / 1e9 }'
+  fi
+}
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+ms() { calc "%.1f ms" "$1 * 1000"; }
+yesno() { if awk "BEGIN { exit !($1) }"; then echo yes; else echo NO; fi; }
+
+lines=$(awk -v s="$scale" 'BEGIN { n = int(1000000 * s); print (n < 10000 ? 10000 : n) }')
+runs=5
+line=$(printf 'r%.0s' $(seq 100))
+awk -v n="$lines" -v l="$line" 'BEGIN { for (i = 0; i < n; i++) print l }' >"$work/input"
+input_bytes=$(stat -c %s "$work/input")
+payload_bytes=$((lines * 100))
+log=$work/log
+
+# append --no-sync of the lines, whole process, against cp of the input.
+t_app=$(median_s $runs "rm -rf '$log'" "'$alog_bin' append --no-sync '$log' < '$work/input' > /dev/null")
+t_cp=$(median_s $runs "rm -f '$work/copy'" "cp '$work/input' '$work/copy'")
+rate=$(calc "%.2f" "$lines / $t_app / 1e6")
+row "CLI: alog append --no-sync, $lines × 100 B lines" "$(ms "$t_app") = $rate M rec/s" \
+  "$(ms "$t_cp") cp of the input" "$(calc "%.2f×" "$t_app / $t_cp")" "≤ 0.26 s (≥ 3.9 M rec/s)" \
+  "$(yesno "$lines / $t_app >= 3.9e6")"
+
+# verify and cat of that log, against cat of its segment files.
+rm -rf "$log"
+"$alog_bin" append --no-sync "$log" <"$work/input" >/dev/null
+t_raw=$(median_s $runs true "cat '$log'/*.seg > /dev/null")
+t_ver=$(median_s $runs true "'$alog_bin' verify '$log' > /dev/null")
+row "CLI: alog verify of that log" "$(ms "$t_ver")" "$(ms "$t_raw") cat of the segments" \
+  "$(calc "%.2f×" "$t_ver / $t_raw")" "≤ 0.1 s" "$(yesno "$t_ver <= 0.1")"
+t_cat=$(median_s $runs true "'$alog_bin' cat '$log' > /dev/null")
+row "CLI: alog cat > /dev/null of that log" \
+  "$(ms "$t_cat") = $(calc "%.2f" "$payload_bytes / $t_cat / 1e9") GB/s of payload" \
+  "$(ms "$t_raw") cat of the segments" "$(calc "%.2f×" "$t_cat / $t_raw")" "≥ 1 GB/s of payload" \
+  "$(yesno "$payload_bytes / $t_cat >= 1e9")"
+# What bounds cat: with --no-sync nothing is marked synced, so opening for
+# reading walks (and CRC-checks) the whole unsynced tail before the scan.
+rm -rf "$work/synced"
+"$alog_bin" append "$work/synced" <"$work/input" >/dev/null
+t_cat_synced=$(median_s $runs true "'$alog_bin' cat '$work/synced' > /dev/null")
+info "CLI cat bound: the same records appended with the final sync: alog cat $(ms "$t_cat_synced") (vs $(ms "$t_cat") after --no-sync, whose open walks the unsynced tail)"
+rm -rf "$work/synced"
+
+# seek on the big log: a record in the middle of a sealed segment.
+if [[ -n $big && -d $big ]]; then
+  segs=("$big"/*.seg)
+  mid=$(basename "${segs[$((${#segs[@]} / 2))]}" .seg)
+  next=$(basename "${segs[$((${#segs[@]} / 2 + 1))]}" .seg)
+  seq=$(((10#$mid + 10#$next) / 2))
+  t_seek=$(median_s 11 true "$alog_bin seek $big $seq" noshell)
+  t_start=$(median_s 11 true "$alog_bin --version" noshell)
+  row "CLI: alog seek on a ${#segs[@]}-segment log of 1 KiB records (p50)" "$(ms "$t_seek")" \
+    "$(ms "$t_start") alog --version" "$(calc "%.2f×" "$t_seek / $t_start")" "≤ 20 ms" \
+    "$(yesno "$t_seek <= 0.02")"
+  if command -v strace >/dev/null; then
+    preads=$(strace -f -c -e trace=pread64 "$alog_bin" seek "$big" "$seq" 2>&1 >/dev/null |
+      awk '$NF == "pread64" { print $(NF - 1) }')
+    info "CLI seek of sequence $seq: ${preads:-?} pread calls (strace)"
+  fi
+else
+  info "CLI seek skipped: no big log directory given"
+fi
+info "CLI input: $lines lines, $input_bytes bytes; timer: $(command -v hyperfine >/dev/null && echo "hyperfine $(hyperfine --version | cut -d' ' -f2), median of $runs" || echo "date +%s%N, median of $runs")"
