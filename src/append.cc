@@ -64,18 +64,21 @@ Status LogImpl::recycle_oldest(uint64_t start, SegmentPtr* out) {
   return install_segment(std::move(f), SegmentHeader{start, created, gen}, old->file_length(), out);
 }
 
-Status LogImpl::sync_active(bool sync_slot) {
+Status LogImpl::sync_active(bool sync_slot, bool seal) {
   auto v = view();
   const SegmentPtr& seg = v->back();
   uint64_t eof = tail_.offset;  // the EOF position when this fdatasync starts
   if (Status st = seg->file().datasync(); !st.is_ok()) return fail(st);
-  if (seg->slot().synced_offset != eof) {
+  // A sealed segment's synced offset must be its EOF position on disk, not
+  // just in a page cache that an earlier process's failed fsync left behind.
+  if (seg->slot().synced_offset != eof || (seal && !slot_written_)) {
     Slot s = seg->slot();
     s.synced_offset = eof;
     s.synced_sequence = tail_.seq;
     s.synced_crc = tail_.crc;
     s.synced_pending = tail_.pending;
     if (Status st = seg->write_slot(s); !st.is_ok()) return fail(st);
+    slot_written_ = true;
     if (sync_slot) {
       if (Status st = seg->file().datasync(); !st.is_ok()) return fail(st);
     }
@@ -90,7 +93,7 @@ Status LogImpl::sync() {
 
 Status LogImpl::roll(uint64_t start) {
   // Seal the active segment durably: its synced offset becomes its EOF position.
-  ALOG_TRY(sync_active(/*sync_slot=*/true));
+  ALOG_TRY(sync_active(/*sync_slot=*/true, /*seal=*/true));
   auto v = view();
   SegmentPtr seg;
   Status st;
@@ -106,6 +109,7 @@ Status LogImpl::roll(uint64_t start) {
   next.push_back(seg);
   set_view(std::move(next));
   tail_ = WalkState{kHeaderSize, start, 0, 0, false};
+  slot_written_ = true;  // the new segment's slot A, synced
   return {};
 }
 

@@ -239,11 +239,13 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
 
 Status LogImpl::load_segments(bool writer) {
   ALOG_ASSIGN(FileStat st, fs_->stat(dir_));
+  auto slash = dir_.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash);
+  const bool made_dir = !st.exists;
   if (!st.exists) {
     if (!writer) return Status(Errc::not_found, dir_ + ": no such log directory").at(dir_);
     ALOG_TRY(fs_->mkdir(dir_));
-    auto slash = dir_.find_last_of('/');
-    ALOG_TRY(fs_->sync_dir(slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash)));
+    ALOG_TRY(fs_->sync_dir(parent));
   } else if (!st.is_dir) {
     return Status(Errc::not_a_log, dir_ + ": not a directory").at(dir_);
   }
@@ -253,26 +255,31 @@ Status LogImpl::load_segments(bool writer) {
   ALOG_ASSIGN(auto names, fs_->list(dir_));
   std::sort(names.begin(), names.end());
   std::vector<std::string> segs;
-  bool other = false, removed = false;
+  bool other = false;
   for (const auto& n : names) {
     if (parse_segment_name(n)) {
       segs.push_back(n);
     } else if (ends_with(n, kTmpSuffix) || ends_with(n, kDelSuffix)) {
       if (writer) {
         ALOG_TRY(fs_->unlink(path_join(dir_, n)));
-        removed = true;
       }
     } else if (n != kLockName && n != kOptionsName && n != kLostFoundName) {
       other = true;
     }
   }
-  if (removed) ALOG_TRY(fs_->sync_dir(dir_));
+  // Sync the directory even when nothing was removed: after a failed
+  // directory fsync in an earlier process, the names listed here (a segment
+  // made by a roll) may not be durable yet, and this process builds on them.
+  if (writer) ALOG_TRY(fs_->sync_dir(dir_));
   if (segs.empty()) {
     if (!writer) return Status(Errc::not_a_log, dir_ + ": no segment files (not an alog log)").at(dir_);
     if (other)
       return Status(Errc::not_a_log,
                     dir_ + ": directory has other files and no segments; refusing to create a log here")
           .at(dir_);
+    // A directory that was already there (say, made by an open whose sync of
+    // the parent failed) may not be durable yet: sync the parent first.
+    if (!made_dir) ALOG_TRY(fs_->sync_dir(parent));
     SegmentPtr first;
     ALOG_TRY(create_segment(opt_.start_sequence, &first));
     tail_ = WalkState{kHeaderSize, opt_.start_sequence, 0, 0, false};

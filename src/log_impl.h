@@ -109,7 +109,9 @@ class LogImpl {
   Status roll(uint64_t start);
   Status write_batch(const detail::RecordRef* recs, size_t n, bool cp_first, bool cp_after);
   Status rollback(uint64_t old_eof, const detail::WalkState& old_tail);
-  Status sync_active(bool sync_slot);
+  // seal: the roll's sync; then a slot inherited from an earlier process is
+  // rewritten even if it already shows the EOF position.
+  Status sync_active(bool sync_slot, bool seal = false);
   Status fail(Status st);
   Status check_writable() const;
   uint64_t now_ms() const;
@@ -122,6 +124,10 @@ class LogImpl {
   mutable std::mutex view_mu_;
   std::shared_ptr<const detail::SegmentList> view_;
   detail::WalkState tail_;  // writer: state at the active segment's EOF position
+  // The active segment's winning slot was written by this process (not only
+  // read at open: after a failed fsync in an earlier process, what reads back
+  // may never reach the disk; FORMAT.md "A failed fsync is final").
+  bool slot_written_ = true;
   // Atomic: Log::failed() and Log::append's busy check run in any thread
   // while a Writer's thread appends.
   std::atomic<bool> failed_{false};

@@ -43,6 +43,7 @@ Status LogImpl::cut_at(const SegmentPtr& seg, const WalkState& b, const char* re
 }
 
 Status LogImpl::recover_active(const SegmentPtr& seg) {
+  slot_written_ = false;  // until this process writes one (below, or at the next roll)
   Slot slot = seg->slot();
   File& f = seg->file();
   uint64_t len = seg->file_length();
@@ -88,6 +89,7 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
     s.synced_pending = tail_.pending;
     ALOG_TRY(seg->write_slot(s));
     ALOG_TRY(f.datasync());
+    slot_written_ = true;
   }
   r = seg->range();
   r.end = tail_.offset;

@@ -65,6 +65,10 @@ Status LogImpl::truncate_before(uint64_t seq) {
   s.read_crc = at.crc;
   s.read_pending = at.pending;
   if (s.synced_offset < at.offset) {
+    // The slot will say every frame before the new read offset is synced:
+    // make that true first, or a crash could keep the slot and lose the
+    // frames (a synced offset beyond the end of the file: unopenable).
+    if (Status st = holder->file().datasync(); !st.is_ok()) return fail(st);
     s.synced_offset = at.offset;
     s.synced_sequence = seq;
     s.synced_crc = at.crc;

@@ -249,6 +249,30 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
                                      Classification::corruption,
                                      "the slot's synced state disagrees with its read state at the same offset"));
     synced_checked = synced_checked || slot.synced_offset == slot.read_offset;
+    // The first frame to reach the synced offset must end exactly there, in
+    // the slot's synced state.
+    auto check_synced = [&](bool& checked, uint64_t frame_off, const WalkState& after,
+                            std::vector<Problem>& found) {
+      if (checked || after.offset < slot.synced_offset) return;
+      checked = true;
+      if (after.offset > slot.synced_offset) {
+        found.push_back(problem(l.name, frame_off, "synced_offset", Classification::corruption,
+                              "a frame passes over the synced offset " +
+                                  std::to_string(slot.synced_offset),
+                              "a frame boundary at " + std::to_string(slot.synced_offset),
+                              "frame " + std::to_string(frame_off) + ".." +
+                                  std::to_string(after.offset)));
+      } else if (after.seq != slot.synced_sequence || after.crc != slot.synced_crc ||
+                 after.pending != slot.synced_pending) {
+        found.push_back(problem(
+            l.name, after.offset, "synced_offset", Classification::corruption,
+            "walk state at the synced offset disagrees with the slot",
+            "sequence " + std::to_string(slot.synced_sequence) + ", crc " + hex32(slot.synced_crc) +
+                ", pending " + std::to_string(slot.synced_pending),
+            "sequence " + std::to_string(after.seq) + ", crc " + hex32(after.crc) + ", pending " +
+                std::to_string(after.pending)));
+      }
+    };
     Stop stop;
     struct Damaged {
       uint64_t offset, seq, cut_at;
@@ -262,14 +286,21 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       if (stop == Stop::frame_crc && walk.frame().h.is_data() && !opt.headers_only && !unsynced) {
         // Payload damage? Go on tentatively: a later checkpoint or EOF that
         // matches confirms the headers (lengths included) in between.
+        // The synced offset may lie inside the span walked tentatively: check
+        // it there, and keep what that finds only if the span is confirmed.
         Walker t = walk;
         std::vector<Damaged> bad = {{before.offset, before.seq, walk.boundary().offset}};
         t.skip_damaged_data();
+        bool t_checked = synced_checked;
+        std::vector<Problem> t_problems;
+        check_synced(t_checked, before.offset, t.state(), t_problems);
         Stop ts;
         bool confirmed = false;
         while (true) {
+          const uint64_t at_off = t.state().offset;
           ts = t.step();
           if (ts == Stop::none) {
+            check_synced(t_checked, t.frame().offset, t.state(), t_problems);
             if (t.frame().h.is_checkpoint()) {
               confirmed = true;
               break;
@@ -283,11 +314,14 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
           if (ts == Stop::frame_crc && t.frame().h.is_data()) {
             bad.push_back({t.state().offset, t.state().seq, t.boundary().offset});
             t.skip_damaged_data();
+            check_synced(t_checked, at_off, t.state(), t_problems);
             continue;
           }
           break;
         }
         if (confirmed) {
+          synced_checked = t_checked;
+          rep.problems.insert(rep.problems.end(), t_problems.begin(), t_problems.end());
           if (damaged.empty()) sd.damage_boundary = walk.boundary();
           damaged.insert(damaged.end(), bad.begin(), bad.end());
           sr.records += t.state().seq - before.seq;
@@ -303,27 +337,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       if (stop != Stop::none) break;
       const FrameInfo& f = walk.frame();
       const WalkState& after = walk.state();
-      if (!synced_checked && after.offset >= slot.synced_offset) {
-        synced_checked = true;
-        if (after.offset > slot.synced_offset) {
-          rep.problems.push_back(problem(l.name, f.offset, "synced_offset",
-                                         Classification::corruption,
-                                         "a frame passes over the synced offset " +
-                                             std::to_string(slot.synced_offset),
-                                         "a frame boundary at " + std::to_string(slot.synced_offset),
-                                         "frame " + std::to_string(f.offset) + ".." +
-                                             std::to_string(after.offset)));
-        } else if (after.seq != slot.synced_sequence || after.crc != slot.synced_crc ||
-                   after.pending != slot.synced_pending) {
-          rep.problems.push_back(problem(
-              l.name, after.offset, "synced_offset", Classification::corruption,
-              "walk state at the synced offset disagrees with the slot",
-              "sequence " + std::to_string(slot.synced_sequence) + ", crc " + hex32(slot.synced_crc) +
-                  ", pending " + std::to_string(slot.synced_pending),
-              "sequence " + std::to_string(after.seq) + ", crc " + hex32(after.crc) + ", pending " +
-                  std::to_string(after.pending)));
-        }
-      }
+      check_synced(synced_checked, f.offset, after, rep.problems);
       if (f.h.is_data()) {
         sr.records++;
         sr.payload_bytes += f.h.word;
