@@ -172,7 +172,10 @@ class KeepAwake {
         pthread_setaffinity_np(pthread_self(), sizeof set, &set);
         struct sched_param sp {};
         pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-        while (!stop_.load(std::memory_order_relaxed)) asm volatile("pause");
+        // No `pause`: the hypervisor takes pause loops for lock spinning and
+        // deschedules the vCPU, which brings the 4 ms wake-ups back.
+        uint64_t k = 0;
+        while (!stop_.load(std::memory_order_relaxed)) keep(++k);
       });
   }
   ~KeepAwake() {
