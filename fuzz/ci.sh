@@ -1,0 +1,35 @@
+#!/bin/sh
+# CI's bounded fuzz run (a libFuzzer build with ASan+UBSan in BUILD_DIR):
+# fuzz_reader for 5M executions split over two processes (one per core),
+# then fuzz_frames and fuzz_model for a fixed time each. Any crash, leak,
+# UB report or OOM (64 MB) fails the run. Longer runs: README.md here.
+set -eu
+build=$1
+reader_time=${ALOG_FUZZ_READER_SECONDS:-1200}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ASAN_OPTIONS=quarantine_size_mb=4:malloc_context_size=2:detect_leaks=1
+run() {  # name target seed-dir flags...
+  name=$1 target=$2 seeds=$3
+  shift 3
+  mkdir -p "$work/$name" && cp "$seeds"/* "$work/$name/"
+  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -print_final_stats=1 "$@" "$work/$name" \
+    >"$work/$name.log" 2>&1
+}
+status=0
+run reader1 fuzz_reader "$here/corpus/reader" -runs=2500000 -entropic=0 -max_total_time="$reader_time" -seed=1 &
+p1=$!
+run reader2 fuzz_reader "$here/corpus/reader" -runs=2500000 -entropic=0 -max_total_time="$reader_time" -seed=2 &
+p2=$!
+wait $p1 || status=1
+wait $p2 || status=1
+run frames fuzz_frames "$here/corpus/frames" -entropic=0 -max_total_time="${ALOG_FUZZ_FRAMES_SECONDS:-240}" || status=1
+run model fuzz_model "$here/corpus/model" -max_total_time="${ALOG_FUZZ_MODEL_SECONDS:-180}" -rss_limit_mb=256 || status=1
+for f in "$work"/*.log; do
+  echo "== $(basename "$f" .log): $(grep -E 'stat::number_of_executed_units' "$f" | awk '{print $2}') executions"
+  [ $status -eq 0 ] || tail -40 "$f"
+done
+total=$(cat "$work"/reader*.log | awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}')
+echo "fuzz_reader: $total executions in all (target 5000000)"
+exit $status
