@@ -172,7 +172,7 @@ bool prepare_dir(const std::string& dir) {
 class Appender {
  public:
   Appender(const Global& g, Log& log, AppendResult& r, size_t batch)
-      : g_(g), log_(log), r_(r), batch_(batch), progress_(g, "append", /*delayed=*/true) {}
+      : log_(log), r_(r), batch_(batch), progress_(g, "append", /*delayed=*/true) {}
 
   void add(std::string rec, const InputReader& in) {
     const Options& opt = log_.options();
@@ -217,7 +217,6 @@ class Appender {
   }
 
  private:
-  const Global& g_;
   Log& log_;
   AppendResult& r_;
   size_t batch_;
