@@ -4,7 +4,7 @@
 # executions for the reader and frames targets, an hour for the model target,
 # a 64 MB RSS limit (256 MB for the model target).
 set -e
-fuzzer=$1 seeds=$2 work=$3
+fuzzer=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") seeds=$2 work=$3
 shift 3
 rm -rf "$work" && mkdir -p "$work/corpus" && cp "$seeds"/* "$work/corpus/"
 cd "$work"
