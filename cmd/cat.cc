@@ -115,41 +115,40 @@ bool done(const Range& r, const Printer& p, uint64_t pos) {
   return (r.count && p.printed() >= *r.count) || (r.to && pos > *r.to);
 }
 
-// cat of a single segment file: the walk of segment_file.h, as if it were active.
+// cat of a single segment file: the library's walk, as if it were active.
+// A first walk finds where the records end (the EOF, or the last batch
+// boundary before a stop: a partial batch is never shown); the second prints.
 int cat_segment(const CatOptions& o, const Global& g) {
   if (o.follow) throw UsageError("--follow needs a log directory, not a segment file");
   SegmentFile seg = open_segment_file(o.dir);
   require_walkable(seg);
   const format::Slot& w = seg.winner();
-  // --last needs the count: one pass over the headers first.
-  uint64_t next = w.first_sequence;
-  if (o.last) {
-    FrameWalker count(seg, read_offset_state(seg), false, false);
-    while (auto f = count.next()) {
-      if (f->stops_walk() || f->h.is_eof()) break;
-      if (f->h.is_data()) next++;
-    }
-  }
+  inspect::FrameWalker probe(seg, /*read_payloads=*/true);
+  inspect::Frame end;
+  do {
+    end = next_frame(probe, seg);
+    check_interrupted();
+  } while (!end.stops() && !end.eof());
+  const uint64_t next = end.eof() ? probe.sequence() : probe.boundary_sequence();
   Range r = resolve(o, w.first_sequence, next);
   Printer p(o, g);
-  FrameWalker walk(seg, read_offset_state(seg), true, true);
-  while (auto f = walk.next()) {
-    if (f->stops_walk()) {
-      std::string what = f->problem + (f->expected.empty() ? "" : " (expected " + f->expected + ", found " + f->found + ")");
-      if (f->offset >= w.synced_offset) {
-        warn(g, o.dir, f->offset, "torn tail: " + what + "; the records end here");
-        return kExitOk;
-      }
-      throw Failure("corrupt", o.dir, f->offset, what + fmt::format(" at sequence {}", walk.state().seq),
-                    kExitDamaged);
-    }
-    if (f->h.is_eof()) break;
-    if (!f->h.is_data()) continue;
-    if (done(r, p, *f->seq)) break;
-    if (*f->seq >= r.from) p.record(*f->seq, f->payload);
+  inspect::FrameWalker walk(seg, /*read_payloads=*/true);
+  for (uint64_t seq = w.first_sequence; seq < next && !done(r, p, seq);) {
+    inspect::Frame f = next_frame(walk, seg);
+    if (f.stops() || f.eof()) break;  // the file changed under us: the first walk decides
+    if (!f.header.is_data()) continue;
+    seq = f.sequence + 1;
+    if (f.sequence >= r.from) p.record(f.sequence, f.payload);
     check_interrupted();
   }
-  return kExitOk;
+  if (!end.stops()) return kExitOk;
+  std::string what = end.problem + (end.expected.empty() ? "" : " (expected " + end.expected + ", found " + end.found + ")");
+  if (end.offset >= w.synced_offset) {
+    warn(g, o.dir, end.offset, "torn tail: " + what + "; the records end here");
+    return kExitOk;
+  }
+  throw Failure("corrupt", o.dir, end.offset, what + fmt::format(" at sequence {}", end.sequence),
+                kExitDamaged);
 }
 
 // The CRCs of the last records written, to tell after a truncate_after cut

@@ -43,7 +43,7 @@ struct SeekResult {
   FrameHeader h;
   uint32_t computed_crc = 0;
   std::string payload;
-  WalkFrame stop;  // when !found
+  inspect::Frame stop;  // when !found
 };
 
 SeekResult locate(SegmentFile& seg, const std::string& name, uint64_t seq, const std::string& shown) {
@@ -51,28 +51,28 @@ SeekResult locate(SegmentFile& seg, const std::string& name, uint64_t seq, const
   r.file = name;
   r.start_seq = seg.header.start_sequence;
   r.first_seq = seg.winner().first_sequence;
-  WalkState st = read_offset_state(seg);
-  r.start_offset = st.offset;
-  r.walk_start_seq = st.seq;
-  if (seq < st.seq)
+  r.start_offset = seg.winner().read_offset;
+  r.walk_start_seq = r.first_seq;
+  if (seq < r.first_seq)
     fail("out_of_bounds", shown, std::nullopt,
-         fmt::format("sequence {} is before the segment's first sequence {}", seq, st.seq));
-  FrameWalker w(seg, st, /*read_payloads=*/false, false);
-  while (auto f = w.next()) {
-    if (f->stops_walk()) {
-      if (f->problem != "truncated_header") r.headers_walked++;
-      r.stop = *f;
+         fmt::format("sequence {} is before the segment's first sequence {}", seq, r.first_seq));
+  inspect::FrameWalker w(seg, /*read_payloads=*/false);
+  while (true) {
+    inspect::Frame f = next_frame(w, seg);
+    if (f.stops()) {
+      if (f.problem != "truncated_header") r.headers_walked++;
+      r.stop = f;
       return r;
     }
-    if (f->h.is_eof()) break;
-    if (f->h.is_checkpoint()) {
+    if (f.eof()) break;
+    if (f.header.is_checkpoint()) {
       // The index entry: the last checkpoint after which the next data
       // frame's sequence is at most SEQ.
-      if (w.state().seq <= seq) {
-        r.checkpoint_offset = f->offset;
-        r.checkpoint_seq = w.state().seq;
-        r.start_offset = f->end();
-        r.walk_start_seq = w.state().seq;
+      if (w.sequence() <= seq) {
+        r.checkpoint_offset = f.offset;
+        r.checkpoint_seq = w.sequence();
+        r.start_offset = f.end();
+        r.walk_start_seq = w.sequence();
         r.headers_walked = 0;
       } else {
         r.headers_walked++;
@@ -80,33 +80,34 @@ SeekResult locate(SegmentFile& seg, const std::string& name, uint64_t seq, const
       continue;
     }
     r.headers_walked++;
-    if (*f->seq == seq) {
+    if (f.sequence == seq) {
       r.found = true;
-      r.frame_offset = f->offset;
-      r.h = f->h;
-      std::string buf(kFrameHeaderSize + f->h.word, '\0');
-      auto got = seg.file->pread(buf.data(), buf.size(), f->offset);
+      r.frame_offset = f.offset;
+      r.h = f.header;
+      std::string buf(kFrameHeaderSize + f.header.word, '\0');
+      auto got = seg.file->pread(buf.data(), buf.size(), f.offset);
       if (!got) fail(got.status(), shown);
       r.payload = buf.substr(kFrameHeaderSize);
       r.computed_crc = frame_crc(reinterpret_cast<const uint8_t*>(buf.data()), r.payload.data(),
                                  r.payload.size());
       return r;
     }
+    check_interrupted();
   }
   fail("out_of_bounds", shown, std::nullopt,
-       fmt::format("sequence {} is not in {} (next sequence {})", seq, name, w.state().seq));
+       fmt::format("sequence {} is not in {} (next sequence {})", seq, name, w.sequence()));
 }
 
 // The segment's next sequence from a walk to its EOF (a segment file given
 // alone); nullopt when the walk stops first.
 std::optional<uint64_t> walk_to_eof(SegmentFile& seg) {
-  FrameWalker w(seg, read_offset_state(seg), /*read_payloads=*/false, false);
-  while (auto f = w.next()) {
-    if (f->stops_walk()) return std::nullopt;
-    if (f->h.is_eof()) return w.state().seq;
+  inspect::FrameWalker w(seg, /*read_payloads=*/false);
+  while (true) {
+    inspect::Frame f = next_frame(w, seg);
+    if (f.stops()) return std::nullopt;
+    if (f.eof()) return w.sequence();
     check_interrupted();
   }
-  return std::nullopt;
 }
 
 // The stop as verify reports it (headers only, the way seek walks); built
@@ -127,7 +128,7 @@ Problem stop_problem(const std::string& verify_path, const SeekResult& r, bool a
   p.found = r.stop.found;
   bool torn = active && r.stop.offset >= seg.winner().synced_offset;
   p.classification = torn ? Classification::torn_tail : Classification::corruption;
-  p.message = kind_sentence(r.stop.problem);
+  p.message = r.stop.message;
   return p;
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CI's bounded fuzz run (a libFuzzer build with UBSan in BUILD_DIR):
+# CI's bounded fuzz run (a libFuzzer build with LSan and UBSan in BUILD_DIR):
 # fuzz_reader for 5M executions split over two processes (one per core),
 # then fuzz_frames and fuzz_model for a fixed time each. Any crash, leak,
 # UB report or OOM (64 MB) fails the run; each part is bounded in time so
@@ -11,11 +11,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=quarantine_size_mb=4:malloc_context_size=2:detect_leaks=1
+export LSAN_OPTIONS=malloc_context_size=8
 run() {  # name target seed-dir flags...
   name=$1 target=$2 seeds=$3
   shift 3
   mkdir -p "$work/$name" && cp "$seeds"/* "$work/$name/"
-  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -print_final_stats=1 "$@" "$work/$name" \
+  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -detect_leaks=1 -print_final_stats=1 "$@" "$work/$name" \
     >"$work/$name.log" 2>&1
 }
 status=0

@@ -84,9 +84,9 @@ SlotState decode_slot(const uint8_t in[kSlotSize], uint64_t start_sequence, Slot
     if (why) *why = w;
     return SlotState::invalid;
   };
-  bool zero = true;
-  for (uint64_t i = 0; i < kSlotSize; i++) zero = zero && in[i] == 0;
-  if (zero) return SlotState::zero;
+  uint64_t any = 0;
+  for (uint64_t i = 0; i < kSlotSize; i += 8) any |= get64(in + i);
+  if (any == 0) return SlotState::zero;
   if (get32(in + 60) != crc32c(in, 60)) return fail("slot crc mismatch");
   for (int i = 46; i < 60; i++)
     if (in[i] != 0) return fail("reserved slot bytes are not zero");

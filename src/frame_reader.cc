@@ -58,19 +58,22 @@ std::string hex32(uint32_t v) {
 
 bool FrameWindow::refill(uint64_t off, uint64_t n) {
   if (off > limit_ || n > limit_ - off) return false;
-  if (off >= base_ && off + n <= base_ + buf_.size()) return true;
+  if (off >= base_ && off + n <= base_ + len_) return true;
   uint64_t want = std::max<uint64_t>(n, chunk_);
   want = std::min<uint64_t>(want, limit_ - off);
-  buf_.resize(want);
+  if (want > cap_) {
+    buf_.reset(new uint8_t[want]);
+    cap_ = want;
+  }
   base_ = off;
-  auto r = file_->pread(buf_.data(), want, off);
+  len_ = 0;
+  auto r = file_->pread(buf_.get(), want, off);
   if (!r.is_ok()) {
     error_ = r.status();
-    buf_.clear();
     return false;
   }
   bytes_read_ += *r;
-  buf_.resize(*r);
+  len_ = *r;
   return *r >= n;
 }
 
@@ -156,6 +159,23 @@ void Walker::skip_damaged_data() {
   st_.offset += kFrameHeaderSize + f_.h.word;
   st_.open_batch = !f_.h.is_batch_end();
   if (f_.h.is_batch_end() || st_.offset == extra_boundary_) boundary_ = st_;
+}
+
+std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint64_t from) {
+  const uint64_t limit = w.limit();
+  for (uint64_t off = from; off + kFrameHeaderSize <= limit; off++) {
+    if (!w.ensure(off, kFrameHeaderSize)) return std::nullopt;
+    FrameHeader h = decode_frame_header(w.at(off));
+    if (!h.is_data() || h.generation != gen || h.reserved != 0 || h.stride != 1) continue;
+    if (h.word > limit - off - kFrameHeaderSize) continue;
+    if (!w.ensure(off, kFrameHeaderSize + h.word)) {
+      if (!w.error().is_ok()) return std::nullopt;
+      continue;
+    }
+    const uint8_t* p = w.at(off);
+    if (frame_crc(p, p + kFrameHeaderSize, h.word) == h.crc) return off;
+  }
+  return std::nullopt;
 }
 
 Stop Walker::run() {

@@ -5,8 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "alog/format.h"
 #include "alog/fs.h"
@@ -52,21 +53,21 @@ class FrameWindow {
   // Makes [off, off+n) available; false when it extends past the limit or the read fails.
   bool ensure(uint64_t off, uint64_t n) {
     // Inline for the common case, bytes already in the window: scans call this per frame.
-    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + buf_.size())
+    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + len_)
       return true;
     return refill(off, n);
   }
-  const uint8_t* at(uint64_t off) const { return buf_.data() + (off - base_); }
+  const uint8_t* at(uint64_t off) const { return buf_.get() + (off - base_); }
   // Whether [off, off+n) is in the window now (no read).
   bool holds(uint64_t off, uint64_t n) const {
-    return off >= base_ && off + n <= base_ + buf_.size();
+    return off >= base_ && off + n <= base_ + len_;
   }
   uint64_t limit() const { return limit_; }
   void set_limit(uint64_t limit) {
     limit_ = limit;
-    if (base_ + buf_.size() > limit_) buf_.clear();
+    if (base_ + len_ > limit_) len_ = 0;
   }
-  void invalidate() { buf_.clear(); }
+  void invalidate() { len_ = 0; }
   const Status& error() const { return error_; }
   uint64_t bytes_read() const { return bytes_read_; }
 
@@ -76,16 +77,11 @@ class FrameWindow {
   uint64_t limit_;
   size_t chunk_;
   uint64_t base_ = 0;
-  // Bytes are read into it before use: growing it need not zero them.
-  struct NoInit : std::allocator<uint8_t> {
-    template <class U>
-    struct rebind {
-      using other = NoInit;
-    };
-    void construct(uint8_t* p) { ::new (static_cast<void*>(p)) uint8_t; }
-    void construct(uint8_t* p, uint8_t v) { ::new (static_cast<void*>(p)) uint8_t(v); }
-  };
-  std::vector<uint8_t, NoInit> buf_;
+  // Bytes [base_, base_ + len_) of the file; the buffer is read into before
+  // use, so growing it does not zero it.
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t cap_ = 0;
+  size_t len_ = 0;
   Status error_;
   uint64_t bytes_read_ = 0;
 };
@@ -124,6 +120,11 @@ class Walker {
   // sound, advances past it as if it were intact (verify uses this to go on
   // past payload damage when a later checkpoint confirms the headers).
   void skip_damaged_data();
+  // Goes on from state `s` (a batch boundary), as if the walk had reached it.
+  void restart(const WalkState& s) {
+    st_ = s;
+    boundary_ = s;
+  }
   // Makes `offset` a batch boundary too (the winning slot's synced offset).
   void add_boundary(uint64_t offset) { extra_boundary_ = offset; }
   // Runs step() until something other than Stop::none.
@@ -140,6 +141,13 @@ class Walker {
   std::string expected_, found_;
   uint64_t extra_boundary_ = 0;
 };
+
+// The first offset at or after `from` holding a data frame valid on its own:
+// flags, generation `gen`, reserved bytes and stride sound, the payload
+// inside the window's limit and the CRC matching (a frame that could be
+// salvaged, or where a tool resynchronizes). nullopt when there is none or a
+// read fails (w.error() tells).
+std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint64_t from);
 
 std::string hex32(uint32_t v);  // "0x%08x"
 

@@ -60,22 +60,6 @@ Problem problem(const std::string& file, std::optional<uint64_t> off, std::strin
   return p;
 }
 
-// A later offset that holds a valid data header of the generation with its
-// payload inside the file and a matching CRC: a frame that could be salvaged.
-std::optional<uint64_t> find_salvageable(FrameWindow& w, uint16_t gen, uint64_t from) {
-  const uint64_t limit = w.limit();
-  for (uint64_t off = from; off + kFrameHeaderSize <= limit; off++) {
-    if (!w.ensure(off, kFrameHeaderSize)) return std::nullopt;
-    FrameHeader h = decode_frame_header(w.at(off));
-    if (!h.is_data() || h.generation != gen || h.reserved != 0 || h.stride != 1) continue;
-    if (off + kFrameHeaderSize + h.word > limit) continue;
-    if (!w.ensure(off, kFrameHeaderSize + h.word)) continue;
-    const uint8_t* p = w.at(off);
-    if (frame_crc(p, p + kFrameHeaderSize, h.word) == h.crc) return off;
-  }
-  return std::nullopt;
-}
-
 struct Loaded {
   std::string name;
   std::shared_ptr<File> file;
@@ -250,9 +234,14 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
                                      "the slot's synced state disagrees with its read state at the same offset"));
     synced_checked = synced_checked || slot.synced_offset == slot.read_offset;
     // The first frame to reach the synced offset must end exactly there, in
-    // the slot's synced state.
-    auto check_synced = [&](bool& checked, uint64_t frame_off, const WalkState& after,
-                            std::vector<Problem>& found) {
+    // the slot's synced state. When the state disagrees (damage before the
+    // synced offset), the main walk goes on in the slot's state, as readers
+    // and the writer do: what follows was written in that state. (A walk that
+    // goes on tentatively past payload damage does not: the disagreement
+    // means its headers are not confirmed.)
+    auto check_synced = [&](bool& checked, uint64_t frame_off, Walker& walker,
+                            std::vector<Problem>& found, bool main_walk) {
+      const WalkState after = walker.state();
       if (checked || after.offset < slot.synced_offset) return;
       checked = true;
       if (after.offset > slot.synced_offset) {
@@ -271,11 +260,15 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
                 ", pending " + std::to_string(slot.synced_pending),
             "sequence " + std::to_string(after.seq) + ", crc " + hex32(after.crc) + ", pending " +
                 std::to_string(after.pending)));
+        if (main_walk)
+          walker.restart(WalkState{slot.synced_offset, slot.synced_sequence, slot.synced_crc,
+                                   slot.synced_pending, after.open_batch});
       }
     };
     Stop stop;
     struct Damaged {
       uint64_t offset, seq, cut_at;
+      std::string expected, found;  // the CRCs
     };
     std::vector<Damaged> damaged;  // confirmed payload damage
     while (true) {
@@ -289,18 +282,18 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
         // The synced offset may lie inside the span walked tentatively: check
         // it there, and keep what that finds only if the span is confirmed.
         Walker t = walk;
-        std::vector<Damaged> bad = {{before.offset, before.seq, walk.boundary().offset}};
+        std::vector<Damaged> bad = {{before.offset, before.seq, walk.boundary().offset, walk.expected(), walk.found()}};
         t.skip_damaged_data();
         bool t_checked = synced_checked;
         std::vector<Problem> t_problems;
-        check_synced(t_checked, before.offset, t.state(), t_problems);
+        check_synced(t_checked, before.offset, t, t_problems, false);
         Stop ts;
         bool confirmed = false;
         while (true) {
           const uint64_t at_off = t.state().offset;
           ts = t.step();
           if (ts == Stop::none) {
-            check_synced(t_checked, t.frame().offset, t.state(), t_problems);
+            check_synced(t_checked, t.frame().offset, t, t_problems, false);
             if (t.frame().h.is_checkpoint()) {
               confirmed = true;
               break;
@@ -312,9 +305,9 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
             break;
           }
           if (ts == Stop::frame_crc && t.frame().h.is_data()) {
-            bad.push_back({t.state().offset, t.state().seq, t.boundary().offset});
+            bad.push_back({t.state().offset, t.state().seq, t.boundary().offset, t.expected(), t.found()});
             t.skip_damaged_data();
-            check_synced(t_checked, at_off, t.state(), t_problems);
+            check_synced(t_checked, at_off, t, t_problems, false);
             continue;
           }
           break;
@@ -337,7 +330,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       if (stop != Stop::none) break;
       const FrameInfo& f = walk.frame();
       const WalkState& after = walk.state();
-      check_synced(synced_checked, f.offset, after, rep.problems);
+      check_synced(synced_checked, f.offset, walk, rep.problems, true);
       if (f.h.is_data()) {
         sr.records++;
         sr.payload_bytes += f.h.word;
@@ -364,7 +357,8 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       Problem p = problem(l.name, dm.offset, "frame_crc", Classification::corruption,
                           "frame crc mismatch in the payload of sequence " + std::to_string(dm.seq) +
                               (active ? " before the synced offset" : " in a sealed segment") +
-                              "; a later checkpoint confirms the header, so the walk goes on");
+                              "; a later checkpoint confirms the header, so the walk goes on",
+                          dm.expected, dm.found);
       p.first_seq = p.last_seq = dm.seq;
       p.cut_at = dm.cut_at;
       rep.problems.push_back(p);
@@ -398,7 +392,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       else if (active) msg += " before the synced offset " + std::to_string(slot.synced_offset);
       else msg += " in a sealed segment";
       if (!torn && !opt.headers_only) {
-        if (auto s = find_salvageable(w, l.h.generation, at.offset + 1))
+        if (auto s = find_valid_data_frame(w, l.h.generation, at.offset + 1))
           msg += "; a valid frame follows at offset " + std::to_string(*s);
       }
       Problem p = problem(l.name, at.offset, stop_kind(stop), c, msg, walk.expected(), walk.found());

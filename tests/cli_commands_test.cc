@@ -179,6 +179,26 @@ TEST_CASE("cat of a single segment file prints that segment's records") {
   CHECK(run_alog("cat -f " + shq(vector_log("multi-segment") + "/00000000000000000165.seg")).exit_code == 16);
 }
 
+TEST_CASE("cat of a torn segment file ends at the last batch boundary, never inside a batch") {
+  // The torn batch holds 169-171; a log reader ends at 168, so must cat SEGMENT.
+  std::string seg = vector_log("torn-tail") + "/00000000000000000165.seg";
+  RunResult r = run_alog("cat --seq --payload=none " + shq(seg));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "165\n166\n167\n168\n");
+  CHECK(r.err == "alog: " + seg + ":770: warning: torn tail: truncated_header (expected 16 header bytes, "
+                 "found 5 bytes before end of file); the records end here\n");
+  CHECK(run_alog("cat --seq --payload=none --last 2 " + shq(seg)).out == "167\n168\n");
+}
+
+TEST_CASE("cat of a segment file with damage before its synced offset prints what came before and exits 4") {
+  std::string seg = vector_log("midlog-corruption") + "/00000000000000000165.seg";
+  RunResult r = run_alog("cat --seq --payload=none " + shq(seg));
+  CHECK(r.exit_code == 4);
+  CHECK(r.out == "");
+  CHECK(r.err.find(seg + ":192: ") != std::string::npos);
+  CHECK(r.err.find("frame_crc") != std::string::npos);
+}
+
 TEST_CASE("seek finds a record in text and JSON and reports the frame's CRC") {
   std::string d = shq(vector_log("seed-append"));
   RunResult r = run_alog("seek " + d + " 2");

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alog/format.h"
 #include "alog/log.h"
 #include "alog/verify.h"
 #include "support/util.h"
@@ -93,6 +94,54 @@ TEST_CASE("verify goes on past payload damage that a later checkpoint confirms")
   CHECK(damaged == 1);
   CHECK(r->records == 174);
   CHECK(r->segments.back().clean);
+}
+
+TEST_CASE("verify goes on in the slot's synced state when the walk disagrees with it, as readers do") {
+  // Damage before the synced offset that only the slot can show: its synced
+  // CRC no longer matches the headers. Readers and the writer walk the tail
+  // from the slot's state, so verify must judge the tail in that state too;
+  // else the EOF a recovery writes there looks like a torn tail (found by
+  // fuzz_reader).
+  TempDir t;
+  copy_tree(kVectors + "/torn-tail/log", t / "log");
+  const std::string seg = t / "log/00000000000000000165.seg";
+  std::string bytes = read_file(seg);
+  auto* raw = reinterpret_cast<uint8_t*>(bytes.data());
+  format::SlotChoice c = format::choose_slot(raw, 165);
+  REQUIRE(c.winner >= 0);
+  format::Slot w = c.slot[c.winner];
+  w.synced_crc ^= 1;
+  format::encode_slot(w, raw + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
+  write_file(seg, bytes);
+
+  auto kinds = [](const VerifyReport& r) {
+    std::vector<std::string> v;
+    for (const auto& p : r.problems) v.push_back(p.kind + "/" + classification_name(p.classification));
+    return v;
+  };
+  // The checkpoint after the synced offset was written in the true state,
+  // so a walk in the slot's state stops there: a torn tail, as for readers.
+  auto r = verify(t / "log");
+  REQUIRE(r.is_ok());
+  CHECK(kinds(*r) == std::vector<std::string>{"synced_offset/corruption", "checkpoint_crc/torn_tail"});
+  CHECK(r->problems[0].offset == w.synced_offset);
+  const uint64_t next = r->next_sequence;
+  auto reader = Log::open_read(t / "log");
+  REQUIRE(reader.is_ok());
+  CHECK((*reader)->next_sequence() == next);
+  reader->reset();
+
+  // Recovery cuts the torn tail and writes an EOF in the slot's state.
+  {
+    auto log = Log::open(t / "log");
+    REQUIRE(log.is_ok());
+    CHECK((*log)->next_sequence() == next);
+    REQUIRE((*log)->close().is_ok());
+  }
+  r = verify(t / "log");
+  REQUIRE(r.is_ok());
+  CHECK(kinds(*r) == std::vector<std::string>{"synced_offset/corruption"});
+  CHECK(r->next_sequence == next);
 }
 
 TEST_CASE("verify reports a sequence gap between segments") {

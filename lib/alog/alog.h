@@ -4,6 +4,7 @@
 #include "alog/crc32c.h"
 #include "alog/format.h"
 #include "alog/fs.h"
+#include "alog/inspect.h"
 #include "alog/log.h"
 #include "alog/retention.h"
 #include "alog/scanner.h"

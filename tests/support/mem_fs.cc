@@ -159,6 +159,7 @@ bool is_short(FaultKind k) {
 }
 
 std::string normalize(const std::string& p) {
+  if (p.find("//") == std::string::npos && (p.size() <= 1 || p.back() != '/')) return p;
   std::string out;
   out.reserve(p.size());
   for (char c : p) {

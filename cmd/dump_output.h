@@ -1,0 +1,72 @@
+// alog dump-frames' output (man/alog-dump-frames.1): the segment, slot,
+// frame, checkpoint, resync and end lines, as text or JSON objects. The walk
+// that decides what they say is dump_frames.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cli.h"
+#include "segment_file.h"
+
+namespace alog::cli::dump {
+
+// "data", "checkpoint", "eof" or "invalid" for a frame's flags.
+const char* kind_of(uint16_t flags);
+
+// One frame as read: header fields when 16 bytes were there, the payload of
+// a data frame when it lies inside the file, and what the walk made of it.
+struct Frame {
+  uint64_t offset = 0;
+  bool have_header = false;
+  format::FrameHeader h;
+  std::string kind = "invalid";
+  bool payload_inside = false;
+  std::string payload;
+  std::optional<uint32_t> computed;
+  std::string status = "ok";  // "ok" or a verify kind
+  std::optional<uint64_t> seq;
+  std::string region = "live";  // live, before_read_offset or after_eof
+  uint64_t end() const { return offset + format::kFrameHeaderSize + (kind == "data" ? h.word : 0); }
+};
+
+// What a checkpoint or EOF frame covers, beside what it stores.
+struct Coverage {
+  uint64_t from = 0, to = 0;
+  uint64_t records = 0;
+  std::optional<uint64_t> first, last;
+  std::optional<uint32_t> walk_crc;  // unknown after a resync
+  uint16_t walk_count = 0;
+};
+
+// The end line of a segment.
+struct End {
+  std::string status;  // clean, torn_tail, in_flight or corruption
+  std::optional<uint64_t> eof_offset, first, next;
+  uint64_t records = 0, checkpoints = 0, batches = 0, problems = 0;
+};
+
+class Output {
+ public:
+  Output(bool json, PayloadEncoding enc, std::string payload_option)
+      : json_(json), enc_(enc), payload_option_(std::move(payload_option)) {}
+  // The segment line; true when the header is sound.
+  bool segment(const std::string& name, const SegmentFile& s, bool active);
+  // Both slot lines; the number of invalid slots.
+  int slots(const SegmentFile& s);
+  // A frame line, then its checkpoint line for a checkpoint or EOF.
+  void frame(const Frame& f, const std::optional<Coverage>& covers = std::nullopt);
+  // A resync line: the walk goes on at `to` (nullopt: nothing valid follows).
+  void resync(uint64_t length, uint64_t from, std::optional<uint64_t> to, const char* reason);
+  void end(const SegmentFile& s, const End& e);
+
+ private:
+  void emit(const Json& j, const std::string& text);
+  bool json_;
+  PayloadEncoding enc_;
+  std::string payload_option_;
+  std::string name_;
+};
+
+}  // namespace alog::cli::dump
