@@ -81,8 +81,8 @@ class Dumper {
       f.status = "truncated_header";
       return f;
     }
-    uint8_t hb[kFrameHeaderSize];
-    auto got = s.file->pread(hb, sizeof hb, off);
+    uint8_t* hb = f.raw;
+    auto got = s.file->pread(hb, kFrameHeaderSize, off);
     if (!got) fail(got.status(), s.path);
     f.have_header = true;
     f.h = decode_frame_header(hb);
@@ -142,6 +142,26 @@ class Dumper {
     uint64_t b_records = 0, b_checkpoints = 0, b_batches = 0;  // at the last batch boundary
     std::optional<uint64_t> b_seq;
     uint64_t prev_offset = kHeaderSize;  // the last frame shown
+    // Past data frame f: sound, or with payload damage that a later
+    // checkpoint may confirm. `count`: the live walk still counts records.
+    auto pass_data = [&](const Frame& f, bool count) {
+      if (st.crc) st.crc = crc32c_extend(*st.crc, f.raw, kFrameHeaderSize);
+      st.pending = uint16_t(st.pending + 1);
+      st.covers.records++;
+      if (st.seq) {
+        if (!st.covers.first) st.covers.first = st.seq;
+        st.covers.last = st.seq;
+        st.seq = *st.seq + 1;
+      }
+      st.after_data_without_batch_end = !f.h.is_batch_end();
+      st.offset = f.end();
+      if (!count) return;
+      records++;
+      if (f.h.is_batch_end()) {
+        batches++;
+        b_records = records, b_checkpoints = checkpoints, b_batches = batches, b_seq = st.seq;
+      }
+    };
     auto enter_live = [&](uint64_t from) {
       if (from > read_offset) from = prev_offset;
       if (from != read_offset || !st.crc || *st.crc != s.winner().read_crc ||
@@ -220,25 +240,7 @@ class Dumper {
       if (status == "ok" || status == "synced_offset") {
         if (status == "synced_offset" && live) live_problem(f, st);
         if (data) {
-          uint8_t hb[kFrameHeaderSize];
-          encode_header_bytes(f.h, hb);
-          if (st.crc) st.crc = crc32c_extend(*st.crc, hb, kFrameHeaderSize);
-          st.pending = uint16_t(st.pending + 1);
-          st.covers.records++;
-          if (st.seq) {
-            if (!st.covers.first) st.covers.first = st.seq;
-            st.covers.last = st.seq;
-            st.seq = *st.seq + 1;
-          }
-          st.after_data_without_batch_end = !f.h.is_batch_end();
-          st.offset = f.end();
-          if (live && counting) {
-            records++;
-            if (f.h.is_batch_end()) {
-              batches++;
-              b_records = records, b_checkpoints = checkpoints, b_batches = batches, b_seq = st.seq;
-            }
-          }
+          pass_data(f, live && counting);
           continue;
         }
         if (f.kind == "eof") {
@@ -282,25 +284,7 @@ class Dumper {
           stop_at(b_seq, b_records, b_checkpoints, b_batches);
           counting = false;
         }
-        uint8_t hb[kFrameHeaderSize];
-        encode_header_bytes(f.h, hb);
-        if (st.crc) st.crc = crc32c_extend(*st.crc, hb, kFrameHeaderSize);
-        st.pending = uint16_t(st.pending + 1);
-        st.covers.records++;
-        if (st.seq) {
-          if (!st.covers.first) st.covers.first = st.seq;
-          st.covers.last = st.seq;
-          st.seq = *st.seq + 1;
-        }
-        st.after_data_without_batch_end = !f.h.is_batch_end();
-        st.offset = f.end();
-        if (counting) {
-          records++;
-          if (f.h.is_batch_end()) {
-            batches++;
-            b_records = records, b_checkpoints = checkpoints, b_batches = batches, b_seq = st.seq;
-          }
-        }
+        pass_data(f, counting);
         continue;
       }
       if (counting) {
@@ -321,15 +305,6 @@ class Dumper {
       st.crc.reset();
       st.covers.from = to;
     }
-  }
-
-  static void encode_header_bytes(const FrameHeader& h, uint8_t* hb) {
-    put32(hb, h.word);
-    put16(hb + 4, h.stride);
-    put16(hb + 6, h.reserved);
-    put16(hb + 8, h.generation);
-    put16(hb + 10, h.flags);
-    put32(hb + 12, h.crc);
   }
 
   void stop_at(std::optional<uint64_t> next, uint64_t records, uint64_t checkpoints, uint64_t batches) {

@@ -20,6 +20,7 @@ const char* kind_of(uint16_t flags);
 struct Frame {
   uint64_t offset = 0;
   bool have_header = false;
+  uint8_t raw[format::kFrameHeaderSize] = {};  // the header bytes, when there
   format::FrameHeader h;
   std::string kind = "invalid";
   bool payload_inside = false;

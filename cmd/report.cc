@@ -1,9 +1,10 @@
-// Rendering of verify reports (see report.h).
+// Rendering of verify and truncate reports (see report.h).
 #include "report.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <set>
 
 namespace alog::cli {
 
@@ -89,6 +90,10 @@ void print_truncate(const TruncateResult& r, const Global& g) {
     j["path"] = r.path;
     j["dry_run"] = r.dry_run;
     j["seq"] = r.seq;
+    j["policy"] = r.policy;
+    Json cuts = Json::object();
+    for (const RetentionCut& c : r.cuts) cuts[c.policy] = c.cut;
+    j["cuts"] = cuts;
     j["segments_removed"] = r.removed_files.size();
     j["records_removed"] = r.records_removed;
     j["bytes_freed"] = r.bytes_freed;
@@ -113,6 +118,30 @@ void print_truncate(const TruncateResult& r, const Global& g) {
                        plural(r.removed_files.size(), "segment", "segments"),
                        plural(r.bytes_freed, "byte", "bytes"),
                        r.dry_run ? "would be freed" : "freed", r.dry_run ? "would be" : "now", log));
+}
+
+std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run) {
+  require_log_dir(dir);
+  if (!dry_run) return open_write_or_fail(g, dir, {});
+  require_unlocked(dir);
+  return open_read_or_fail(dir);
+}
+
+void measure_cut(TruncateResult& r, const std::vector<SegmentInfo>& before, uint64_t disk_before,
+                 const Log& log) {
+  std::set<std::string> kept;
+  for (const auto& s : log.segments()) kept.insert(s.file);
+  r.removed_files.clear();
+  for (const auto& s : before)
+    if (!kept.count(s.file)) r.removed_files.push_back(s.file);
+  const uint64_t disk_after = log.disk_size();
+  r.bytes_freed = disk_before > disk_after ? disk_before - disk_after : 0;
+  const uint64_t held_before = before.empty() ? 0 : before.back().next_sequence - before.front().first_sequence;
+  const uint64_t held_after = log.next_sequence() - log.first_sequence();
+  r.records_removed = held_before > held_after ? held_before - held_after : 0;
+  r.first_seq = log.first_sequence();
+  r.last_seq = log.last_sequence();
+  r.next_seq = log.next_sequence();
 }
 
 }  // namespace alog::cli

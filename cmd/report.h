@@ -1,5 +1,6 @@
 // Rendering of verify reports, shared by verify, recover and stats: problem
-// lines and objects (man/alog-verify.1 "PROBLEMS", "OUTPUT").
+// lines and objects (man/alog-verify.1 "PROBLEMS", "OUTPUT"); and what
+// truncate-before and truncate-after share.
 #pragma once
 
 #include <string>
@@ -44,5 +45,13 @@ struct TruncateResult {
   uint64_t next_seq = 0;
 };
 void print_truncate(const TruncateResult& r, const Global& g);
+// Opens DIR for truncate-before/after: for a dry run read-only (refusing a
+// log a writer holds: its plan would be stale at once), else for writing.
+std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run);
+// After a cut: the files of `before` the log no longer has, the records and
+// bytes (by disk size, `disk_before` before the cut) it freed, and the log's
+// range now.
+void measure_cut(TruncateResult& r, const std::vector<SegmentInfo>& before, uint64_t disk_before,
+                 const Log& log);
 
 }  // namespace alog::cli

@@ -4,8 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <set>
-
 #include "alog/format.h"
 #include "alog/scanner.h"
 #include "cli.h"
@@ -43,14 +41,7 @@ uint64_t cut_bytes(const Log& log, const SegmentInfo& holder, uint64_t seq) {
 
 int run_truncate_after(const TruncateAfterOptions& o, const Global& g) {
   uint64_t seq = *parse_u64(o.seq);
-  require_log_dir(o.dir);
-  std::unique_ptr<Log> log;
-  if (o.dry_run) {
-    require_unlocked(o.dir);
-    log = open_read_or_fail(o.dir);
-  } else {
-    log = open_write_or_fail(g, o.dir, {});
-  }
+  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run);
   if (seq < log->first_sequence() || seq >= log->next_sequence())
     fail("out_of_bounds", o.dir, std::nullopt,
          log->empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq,
@@ -80,19 +71,10 @@ int run_truncate_after(const TruncateAfterOptions& o, const Global& g) {
   r.last_seq = seq;
   r.next_seq = seq + 1;
   if (!o.dry_run && seq + 1 < next) {
-    uint64_t before = log->disk_size();
+    const uint64_t disk_before = log->disk_size();
     Status st = log->truncate_after(seq);
     if (!st) fail(st, o.dir);
-    std::set<std::string> kept;
-    for (const auto& s : log->segments()) kept.insert(s.file);
-    r.removed_files.clear();
-    for (const auto& s : segs)
-      if (!kept.count(s.file)) r.removed_files.push_back(s.file);
-    uint64_t after = log->disk_size();
-    r.bytes_freed = before > after ? before - after : 0;
-    r.records_removed = next - log->next_sequence();
-    r.last_seq = log->last_sequence();
-    r.next_seq = log->next_sequence();
+    measure_cut(r, segs, disk_before, *log);
     st = log->close();
     if (!st) fail(st, o.dir);
   }

@@ -5,7 +5,6 @@
 #include <fmt/core.h>
 
 #include <chrono>
-#include <set>
 
 #include "cli.h"
 #include "report.h"
@@ -64,37 +63,12 @@ void plan(TruncateResult& r, const std::vector<SegmentInfo>& segs, uint64_t cut)
   r.next_seq = next;
 }
 
-// The report from the segments before and after the cut was made.
-void measure(TruncateResult& r, const std::vector<SegmentInfo>& before, const Log& log) {
-  auto after = log.segments();
-  std::set<std::string> kept;
-  for (const auto& s : after) kept.insert(s.file);
-  r.removed_files.clear();
-  r.bytes_freed = 0;
-  for (const auto& s : before) {
-    if (kept.count(s.file)) continue;
-    r.removed_files.push_back(s.file);
-    r.bytes_freed += s.file_length;
-  }
-  r.records_removed = log.first_sequence() - before.front().first_sequence;
-  r.first_seq = log.first_sequence();
-  r.last_seq = log.last_sequence();
-  r.next_seq = log.next_sequence();
-}
-
 int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
   RetentionPolicy policy = policy_of(o);
   if (o.seq && any_policy(policy)) throw UsageError("give SEQ or retention options, not both");
   if (!o.seq && !any_policy(policy))
     throw UsageError("SEQ or one of --keep, --keep-bytes, --keep-segments, --older-than is required");
-  require_log_dir(o.dir);
-  std::unique_ptr<Log> log;
-  if (o.dry_run) {
-    require_unlocked(o.dir);
-    log = open_read_or_fail(o.dir);
-  } else {
-    log = open_write_or_fail(g, o.dir, {});
-  }
+  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run);
   auto segs = log->segments();
   if (segs.empty()) fail("not_a_log", o.dir, std::nullopt, "no readable segments");
 
@@ -117,9 +91,10 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
          fmt::format("sequence {} is beyond the next sequence {}", cut, log->next_sequence()));
   plan(r, segs, cut);
   if (!o.dry_run && cut > log->first_sequence()) {
+    const uint64_t disk_before = log->disk_size();
     Status st = log->truncate_before(cut);
     if (!st) fail(st, o.dir);
-    measure(r, segs, *log);
+    measure_cut(r, segs, disk_before, *log);
     st = log->close();
     if (!st) fail(st, o.dir);
   }

@@ -368,7 +368,10 @@ TEST_CASE("truncate-before --keep, --keep-bytes, --keep-segments and --older-tha
   json none = plan("--older-than 36500d");
   CHECK(none["segments_removed"] == 0);
   CHECK(none["records_removed"] == 0);
-  CHECK(plan("--keep 100 --keep-segments 5")["seq"] == 107);  // the strictest wins
+  json both = plan("--keep 100 --keep-segments 5");
+  CHECK(both["seq"] == 107);  // the strictest wins, and the report says which
+  CHECK(both["policy"] == "keep_segments");
+  CHECK(both["cuts"] == json{{"keep_records", 74}, {"keep_segments", 107}});
   CHECK(snapshot_tree(d) == before);
   RunResult real = run_alog("truncate-before --keep-bytes 3000 " + shq(d));
   CHECK(real.exit_code == 0);
