@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "alog/crc32c.h"
@@ -279,7 +280,13 @@ int cat_dir(const CatOptions& o, const Global& g) {
       }
     }
     if (first > pos) {
-      p.reset(g, o.dir, reaped ? "recycled" : "truncated_before", pos, first - 1, first,
+      // From another process a recycle and a truncate-before look alike: a
+      // log that reuses its segment files (generation above 1) recycles.
+      const auto segs = log->segments();
+      const bool recycles = reaped || std::any_of(segs.begin(), segs.end(), [](const SegmentInfo& s) {
+                              return s.generation > 1;
+                            });
+      p.reset(g, o.dir, recycles ? "recycled" : "truncated_before", pos, first - 1, first,
               fmt::format("records {}-{} were removed before they were read; following from {}",
                           pos, first - 1, first));
       pos = first;

@@ -90,6 +90,22 @@ class Child {
     return r;
   }
 
+  // Stops the child (SIGSTOP) at a moment it is waiting between two looks
+  // at the log (in nanosleep), so that changes made before resume() reach
+  // it all at once, at its next look. No timing: the child is stopped, then
+  // its state checked; when it was elsewhere it is continued and stopped again.
+  void pause_between_looks() {
+    for (int tries = 0; tries < 100000; tries++) {
+      REQUIRE(::kill(pid_, SIGSTOP) == 0);
+      while (proc_state() != 'T') {
+      }
+      if (in_nanosleep()) return;
+      REQUIRE(::kill(pid_, SIGCONT) == 0);
+    }
+    FAIL("the follower was never found between two looks at the log");
+  }
+  void resume() { REQUIRE(::kill(pid_, SIGCONT) == 0); }
+
   // SIGINT, then the exit status once the child has closed its output.
   int interrupt() {
     REQUIRE(::kill(pid_, SIGINT) == 0);
@@ -115,6 +131,20 @@ class Child {
     if (got <= 0) return false;
     buf_[which].append(tmp, size_t(got));
     return true;
+  }
+
+  char proc_state() const {
+    std::string st = read_file("/proc/" + std::to_string(pid_) + "/stat");
+    size_t close = st.rfind(')');
+    return close == std::string::npos || close + 2 >= st.size() ? '?' : st[close + 2];
+  }
+  // The syscall the stopped child was in: nanosleep or clock_nanosleep
+  // (x86_64 numbers; elsewhere the kernel's wait channel says it).
+  bool in_nanosleep() const {
+    std::string base = "/proc/" + std::to_string(pid_);
+    std::string sc = read_file(base + "/syscall");
+    if (sc.rfind("230 ", 0) == 0 || sc.rfind("35 ", 0) == 0) return true;
+    return read_file(base + "/wchan").find("nanosleep") != std::string::npos;
   }
 
   pid_t pid_ = -1;
@@ -211,5 +241,72 @@ TEST_CASE("cat -f in text mode gives the truncate-after notice on standard error
                          "following from 2");
   append_n(log, 1);
   CHECK(c.line(0) == "2\t" + payload(2));
+  CHECK(c.interrupt() == 130);
+}
+
+TEST_CASE("cat -f reports records removed by truncate-before before it read them and follows from the new first record") {
+  TempDir t;
+  std::string d = t / "logs";
+  auto opened = Log::open(d, small());
+  REQUIRE(opened.is_ok());
+  Log& log = **opened;
+  append_n(log, 10);
+  Child c({"--json", "cat", "-f", "--payload=utf8", d});
+  for (uint64_t s = 0; s < 10; s++) REQUIRE(c.line(0));
+  c.pause_between_looks();
+  append_n(log, 40);
+  REQUIRE(log.truncate_before(30).is_ok());
+  c.resume();
+  auto l = c.line(0);
+  REQUIRE(l);
+  json reset = json::parse(*l);
+  CHECK(reset["type"] == "reset");
+  CHECK(reset["reason"] == "truncated_before");
+  CHECK(reset["lost_first_seq"] == 10);
+  CHECK(reset["lost_last_seq"] == 29);
+  CHECK(reset["next_seq"] == 30);
+  CHECK(c.line(1) == "alog: " + d + ": warning: records 10-29 were removed before they were read; following from 30");
+  for (uint64_t s = 30; s < 50; s++) {
+    auto r = c.line(0);
+    REQUIRE(r);
+    json j = json::parse(*r);
+    CHECK(j["type"] == "record");
+    CHECK(j["seq"] == s);
+    CHECK(j["payload"] == payload(s));
+  }
+  CHECK(c.interrupt() == 130);
+}
+
+TEST_CASE("cat -f of a recycling log reports the records recycled before it read them") {
+  TempDir t;
+  std::string d = t / "logs";
+  Options o = small();
+  o.max_segments = 3;
+  auto opened = Log::open(d, o);
+  REQUIRE(opened.is_ok());
+  Log& log = **opened;
+  append_n(log, 5);
+  Child c({"--json", "cat", "-f", "--payload=utf8", d});
+  for (uint64_t s = 0; s < 5; s++) REQUIRE(c.line(0));
+  c.pause_between_looks();
+  append_n(log, 100);  // many rolls: the oldest segments are recycled
+  const uint64_t first = log.first_sequence();
+  REQUIRE(first > 5);
+  c.resume();
+  auto l = c.line(0);
+  REQUIRE(l);
+  json reset = json::parse(*l);
+  CHECK(reset["type"] == "reset");
+  CHECK(reset["reason"] == "recycled");
+  CHECK(reset["lost_first_seq"] == 5);
+  CHECK(reset["lost_last_seq"] == first - 1);
+  CHECK(reset["next_seq"] == first);
+  for (uint64_t s = first; s < 105; s++) {
+    auto r = c.line(0);
+    REQUIRE(r);
+    json j = json::parse(*r);
+    CHECK(j["type"] == "record");
+    CHECK(j["seq"] == s);
+  }
   CHECK(c.interrupt() == 130);
 }
