@@ -22,8 +22,8 @@ std::vector<Opt> options_of(const CLI::App& app) {
   std::vector<Opt> v;
   for (const CLI::Option* o : app.get_options()) {
     if (o->get_positional()) continue;
-    for (const auto& l : o->get_lnames()) v.push_back({l, "", o->get_description(), o->get_type_size() != 0});
-    for (const auto& s : o->get_snames()) v.push_back({"", s, o->get_description(), o->get_type_size() != 0});
+    for (const auto& l : o->get_lnames()) v.push_back({l, "", o->get_description(), o->get_expected_max() > 0});
+    for (const auto& s : o->get_snames()) v.push_back({"", s, o->get_description(), o->get_expected_max() > 0});
   }
   return v;
 }
