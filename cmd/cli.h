@@ -211,4 +211,9 @@ Command add_completion(CLI::App& app, const Global& g);
 // The summary object's first keys: schema_version, status, exit_status.
 Json summary_head(int exit_status);
 
+// The whole command line: parses argv, runs the command, prints any error,
+// and returns the exit status. main() adds only the signal handlers; the
+// fuzz target fuzz_tools calls it in-process.
+int alog_main(int argc, char** argv);
+
 }  // namespace alog::cli

@@ -1,0 +1,114 @@
+// alog's entry point (cli.h alog_main): registers the subcommands, parses,
+// runs the chosen one, and is the only place that catches errors and maps
+// them to the documented exit statuses (man/alog.1 "EXIT STATUS").
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <map>
+#include <new>
+
+#include "cli.h"
+
+namespace alog::cli {
+
+namespace {
+
+int usage_error(const std::string& command, const std::string& message) {
+  if (command.empty())
+    fmt::print(stderr, "alog: {} (see alog --help)\n", message);
+  else
+    fmt::print(stderr, "alog: {}: {} (see alog {} --help)\n", command, message, command);
+  return kExitUsage;
+}
+
+int report(const Failure& f, const Global& g, bool stream) {
+  int exit = f.exit_status;
+  // Output already written stays; the error line and object come after it.
+  try {
+    if (g.json() && f.path != "stdout") {
+      Json e;
+      e["code"] = f.code;
+      e["path"] = f.path.empty() ? Json(nullptr) : Json(f.path);
+      e["offset"] = opt_json(f.offset);
+      e["message"] = f.what();
+      Json j;
+      if (stream) j["type"] = "error";
+      j["schema_version"] = 1;
+      j["status"] = status_word(exit);
+      j["exit_status"] = exit;
+      j["error"] = e;
+      out_json(j);
+    }
+    out_flush();
+  } catch (const Failure& w) {
+    fmt::print(stderr, "alog: {}\n", located(w.path, w.offset, w.what()));
+    if (exit != kExitInterrupted) exit = kExitError;
+  }
+  fmt::print(stderr, "alog: {}\n", located(f.path, f.offset, f.what()));
+  return exit;
+}
+
+std::string command_of(CLI::App& app) {
+  auto subs = app.get_subcommands();
+  return subs.empty() ? std::string() : subs.front()->get_name();
+}
+
+}  // namespace
+
+int alog_main(int argc, char** argv) {
+  Global g;
+  CLI::App app{"alog: segmented append-only log toolkit", "alog"};
+  app.set_version_flag("--version", std::string("alog ") + ALOG_VERSION,
+                       "Print the version and exit");
+  app.set_help_all_flag("--help-all", "Print help for every command and exit");
+  app.add_flag("-q,--quiet", g.quiet, "No warnings and no progress on standard error");
+  app.add_option("--format", g.format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->type_name("text|json");
+  app.add_flag("--json", g.json_flag, "Same as --format=json");
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  std::map<CLI::App*, Command> commands;
+  for (auto add : {add_append, add_cat, add_seek, add_verify, add_recover, add_truncate_before,
+                   add_truncate_after, add_dump_frames, add_stats, add_completion}) {
+    Command c = add(app, g);
+    commands[c.sub] = std::move(c);
+  }
+
+  std::string command;
+  bool stream = false;
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      return usage_error(command_of(app), e.what());
+    }
+    command = command_of(app);
+    if (g.json_flag && app.count("--format") && g.format != "json")
+      return usage_error(command, "--json conflicts with --format=" + g.format);
+    Command& c = commands.at(app.get_subcommands().front());
+    stream = c.stream;
+    int exit = c.run();
+    out_flush();
+    return exit;
+  } catch (const UsageError& e) {
+    return usage_error(command, e.what());
+  } catch (const Failure& f) {
+    return report(f, g, stream);
+  } catch (const std::bad_alloc&) {
+    return report(Failure("io", "", std::nullopt, "out of memory"), g, stream);
+  } catch (const std::exception& e) {
+    return report(Failure("io", "", std::nullopt, std::string("internal error: ") + e.what()), g,
+                  stream);
+  }
+}
+
+}  // namespace alog::cli
