@@ -3,7 +3,8 @@
 # fuzz_reader for 5M executions split over two processes (one per core),
 # then fuzz_frames, fuzz_model and fuzz_tools for a fixed time each. Any crash, leak,
 # UB report or OOM (64 MB) fails the run; each part is bounded in time so
-# CI always finishes. Longer runs: README.md here.
+# CI always finishes. Seeds are fixed, so a run can be repeated (up to where
+# a time bound cuts it). Longer runs: README.md here.
 set -eu
 build=$1
 reader_time=${ALOG_FUZZ_READER_SECONDS:-1200}
@@ -26,9 +27,9 @@ run reader2 fuzz_reader "$here/corpus/reader" -runs=2500000 -entropic=0 -max_tot
 p2=$!
 wait $p1 || status=1
 wait $p2 || status=1
-run frames fuzz_frames "$here/corpus/frames" -entropic=0 -max_total_time="${ALOG_FUZZ_FRAMES_SECONDS:-240}" || status=1
-run model fuzz_model "$here/corpus/model" -max_total_time="${ALOG_FUZZ_MODEL_SECONDS:-180}" -rss_limit_mb=256 || status=1
-run tools fuzz_tools "$here/corpus/reader" -entropic=0 -max_total_time="${ALOG_FUZZ_TOOLS_SECONDS:-150}" -rss_limit_mb=128 || status=1
+run frames fuzz_frames "$here/corpus/frames" -entropic=0 -seed=3 -max_total_time="${ALOG_FUZZ_FRAMES_SECONDS:-240}" || status=1
+run model fuzz_model "$here/corpus/model" -seed=4 -max_total_time="${ALOG_FUZZ_MODEL_SECONDS:-180}" -rss_limit_mb=256 || status=1
+run tools fuzz_tools "$here/corpus/reader" -entropic=0 -seed=5 -max_total_time="${ALOG_FUZZ_TOOLS_SECONDS:-150}" -rss_limit_mb=128 || status=1
 for f in "$work"/*.log; do
   echo "== $(basename "$f" .log): $(grep -E 'stat::number_of_executed_units' "$f" | awk '{print $2}') executions"
   [ $status -eq 0 ] || tail -40 "$f"
