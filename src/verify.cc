@@ -237,12 +237,12 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     // the slot's synced state. When the state disagrees (damage before the
     // synced offset), the main walk goes on in the slot's state, as readers
     // and the writer do: what follows was written in that state. (A walk that
-    // goes on tentatively past payload damage does not: the disagreement
-    // means its headers are not confirmed.)
+    // goes on tentatively past payload damage does not: a disagreement means
+    // its headers are not confirmed.) True when the state disagreed.
     auto check_synced = [&](bool& checked, uint64_t frame_off, Walker& walker,
                             std::vector<Problem>& found, bool main_walk) {
       const WalkState after = walker.state();
-      if (checked || after.offset < slot.synced_offset) return;
+      if (checked || after.offset < slot.synced_offset) return false;
       checked = true;
       if (after.offset > slot.synced_offset) {
         found.push_back(problem(l.name, frame_off, "synced_offset", Classification::corruption,
@@ -251,8 +251,10 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
                               "a frame boundary at " + std::to_string(slot.synced_offset),
                               "frame " + std::to_string(frame_off) + ".." +
                                   std::to_string(after.offset)));
-      } else if (after.seq != slot.synced_sequence || after.crc != slot.synced_crc ||
-                 after.pending != slot.synced_pending) {
+        return true;
+      }
+      if (after.seq != slot.synced_sequence || after.crc != slot.synced_crc ||
+          after.pending != slot.synced_pending) {
         found.push_back(problem(
             l.name, after.offset, "synced_offset", Classification::corruption,
             "walk state at the synced offset disagrees with the slot",
@@ -263,7 +265,9 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
         if (main_walk)
           walker.restart(WalkState{slot.synced_offset, slot.synced_sequence, slot.synced_crc,
                                    slot.synced_pending, after.open_batch});
+        return true;
       }
+      return false;
     };
     Stop stop;
     struct Damaged {
@@ -286,14 +290,14 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
         t.skip_damaged_data();
         bool t_checked = synced_checked;
         std::vector<Problem> t_problems;
-        check_synced(t_checked, before.offset, t, t_problems, false);
-        Stop ts;
+        Stop ts = Stop::none;
         bool confirmed = false;
-        while (true) {
+        bool refuted = check_synced(t_checked, before.offset, t, t_problems, false);
+        while (!refuted) {
           const uint64_t at_off = t.state().offset;
           ts = t.step();
           if (ts == Stop::none) {
-            check_synced(t_checked, t.frame().offset, t, t_problems, false);
+            if (check_synced(t_checked, t.frame().offset, t, t_problems, false)) break;
             if (t.frame().h.is_checkpoint()) {
               confirmed = true;
               break;
@@ -307,7 +311,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
           if (ts == Stop::frame_crc && t.frame().h.is_data()) {
             bad.push_back({t.state().offset, t.state().seq, t.boundary().offset, t.expected(), t.found()});
             t.skip_damaged_data();
-            check_synced(t_checked, at_off, t, t_problems, false);
+            if (check_synced(t_checked, at_off, t, t_problems, false)) break;
             continue;
           }
           break;

@@ -144,6 +144,44 @@ TEST_CASE("verify goes on in the slot's synced state when the walk disagrees wit
   CHECK(r->next_sequence == next);
 }
 
+TEST_CASE("verify does not go on past payload damage when the slot's synced state then disagrees") {
+  // Payload damage in seq 167 (frame 434) of the torn-tail vector's active
+  // segment, and a synced CRC that no longer matches the headers: going on
+  // past the damage would need the synced offset (555) to confirm it, and it
+  // does not. So the walk stops at the damage, before and after recovery.
+  TempDir t;
+  copy_tree(kVectors + "/torn-tail/log", t / "log");
+  const std::string seg = t / "log/00000000000000000165.seg";
+  flip_bit(seg, 434 + 16 + 7, 2);
+  std::string bytes = read_file(seg);
+  auto* raw = reinterpret_cast<uint8_t*>(bytes.data());
+  format::SlotChoice c = format::choose_slot(raw, 165);
+  REQUIRE(c.winner >= 0);
+  format::Slot w = c.slot[c.winner];
+  REQUIRE(w.synced_offset == 555);
+  w.synced_crc ^= 1;
+  format::encode_slot(w, raw + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
+  write_file(seg, bytes);
+  auto first_damage_kind = [&] {
+    auto r = verify(t / "log");
+    REQUIRE(r.is_ok());
+    const Problem* p = first_damage(*r);
+    REQUIRE(p);
+    CHECK(p->offset == 434);
+    CHECK(p->kind == "frame_crc");
+    CHECK(p->classification == Classification::corruption);
+    for (const auto& q : r->problems) CHECK(q.classification != Classification::torn_tail);
+    return r->next_sequence;
+  };
+  CHECK(first_damage_kind() == 165);  // the damaged frame ends the batch 165-167
+  {
+    auto log = Log::open(t / "log");
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->close().is_ok());
+  }
+  CHECK(first_damage_kind() == 165);  // the damaged frame ends the batch 165-167
+}
+
 TEST_CASE("verify reports a sequence gap between segments") {
   TempDir t;
   copy_tree(kVectors + "/multi-segment/log", t / "log");
