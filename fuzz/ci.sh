@@ -8,7 +8,7 @@
 # README.md here.
 set -eu
 build=$1
-reader_time=${ALOG_FUZZ_READER_SECONDS:-1200}
+reader_time=${ALOG_FUZZ_READER_SECONDS:-1800}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
