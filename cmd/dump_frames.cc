@@ -30,12 +30,6 @@ struct DumpOptions {
   bool stale = false;
 };
 
-struct Covers {
-  uint64_t from = kHeaderSize;
-  uint64_t records = 0;
-  std::optional<uint64_t> first, last;
-};
-
 // The walk's running state; crc/pending unknown after a search resync until
 // the next checkpoint, sequences unknown for the rest of the segment.
 struct State {
@@ -44,7 +38,7 @@ struct State {
   std::optional<uint32_t> crc = 0;
   uint16_t pending = 0;
   bool after_data_without_batch_end = false;
-  Covers covers;
+  dump::Coverage covers = dump::Coverage::since(kHeaderSize);  // since the last checkpoint
 };
 
 class Dumper {
@@ -228,12 +222,8 @@ class Dumper {
           ((!active_ && synced_offset_ != f.offset) || synced_offset_ > f.offset))
         status = "synced_offset";
       f.status = status;
-      dump::Coverage c;
-      c.from = st.covers.from;
+      dump::Coverage c = st.covers;
       c.to = f.offset;
-      c.records = st.covers.records;
-      c.first = st.covers.first;
-      c.last = st.covers.last;
       c.walk_crc = st.crc;
       c.walk_count = st.pending;
       out_.frame(f, c);
@@ -262,8 +252,7 @@ class Dumper {
         st.crc = 0;
         st.pending = 0;
         st.after_data_without_batch_end = false;
-        st.covers = Covers{};
-        st.covers.from = st.offset;
+        st.covers = dump::Coverage::since(st.offset);
         if (live && counting) {
           checkpoints++;
           b_records = records, b_checkpoints = checkpoints, b_batches = batches, b_seq = st.seq;

@@ -39,6 +39,11 @@ struct Coverage {
   std::optional<uint64_t> first, last;
   std::optional<uint32_t> walk_crc;  // unknown after a resync
   uint16_t walk_count = 0;
+  static Coverage since(uint64_t offset) {
+    Coverage c;
+    c.from = offset;
+    return c;
+  }
 };
 
 // The end line of a segment.

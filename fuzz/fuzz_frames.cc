@@ -61,10 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SegmentHeader h;
     if (decode_segment_header(p, &h) == HeaderError::none) gen = h.generation;
     SlotChoice c = choose_slot(p, h.start_sequence);
-    if (c.winner >= 0) {
-      const Slot& s = c.slot[c.winner];
-      start = {s.read_offset, s.first_sequence, s.read_crc, s.read_pending, false};
-    }
+    if (c.winner >= 0) start = detail::read_state(c.slot[c.winner]);
   }
   walk(**file, size, gen, start, true);
   walk(**file, size, gen, start, false);

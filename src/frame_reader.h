@@ -23,6 +23,15 @@ struct WalkState {
   bool open_batch = false;  // the frame before `offset` is data without BatchEnd
 };
 
+// The walk state a slot records at its read offset, and at its synced
+// offset (where the frame before it ended a batch, as far as the slot says).
+inline WalkState read_state(const format::Slot& s) {
+  return WalkState{s.read_offset, s.first_sequence, s.read_crc, s.read_pending, false};
+}
+inline WalkState synced_state(const format::Slot& s) {
+  return WalkState{s.synced_offset, s.synced_sequence, s.synced_crc, s.synced_pending, false};
+}
+
 // Why a walk stopped. `eof` is the clean end.
 enum class Stop : uint8_t {
   none,

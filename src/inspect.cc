@@ -2,8 +2,6 @@
 // frame_reader.h.
 #include "alog/inspect.h"
 
-#include <cstring>
-
 #include "frame_reader.h"
 
 namespace alog::inspect {
@@ -28,17 +26,8 @@ Result<Segment> open_segment(const std::string& path, Fs* fs) {
 struct FrameWalker::Impl {
   Impl(const Segment& s, bool read_payloads)
       : window(s.file.get(), s.length),
-        walk(&window, s.header.generation, start(s), read_payloads),
+        walk(&window, s.header.generation, detail::read_state(s.winner()), read_payloads),
         path(s.path) {}
-  static detail::WalkState start(const Segment& s) {
-    const Slot& w = s.winner();
-    detail::WalkState st;
-    st.offset = w.read_offset;
-    st.seq = w.first_sequence;
-    st.crc = w.read_crc;
-    st.pending = w.read_pending;
-    return st;
-  }
   detail::FrameWindow window;
   detail::Walker walk;
   std::string path;
@@ -73,7 +62,6 @@ Result<Frame> FrameWalker::next() {
   return out;
 }
 
-void FrameWalker::skip_damaged_payload() { impl_->walk.skip_damaged_data(); }
 uint64_t FrameWalker::offset() const { return impl_->walk.state().offset; }
 uint64_t FrameWalker::sequence() const { return impl_->walk.state().seq; }
 uint64_t FrameWalker::boundary_offset() const { return impl_->walk.boundary().offset; }

@@ -11,14 +11,6 @@ namespace alog {
 using namespace detail;
 using namespace format;
 
-namespace {
-
-WalkState synced_state(const Slot& s) {
-  return WalkState{s.synced_offset, s.synced_sequence, s.synced_crc, s.synced_pending, false};
-}
-
-}  // namespace
-
 // Whether the frame that ends at `b` is data without BatchEnd. Only asked
 // when b is the walk's start (the synced offset), where the walk cannot tell.
 static Result<bool> ends_open_batch(const Segment& seg, const WalkState& b) {

@@ -218,10 +218,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
 
     // 1 MiB reads: the window stays in L2 while its payloads are checksummed.
     FrameWindow w(l.file.get(), l.length, 1 << 20);
-    Walker walk(&w, l.h.generation,
-                WalkState{slot.read_offset, slot.first_sequence, slot.read_crc, slot.read_pending,
-                          false},
-                !opt.headers_only);
+    Walker walk(&w, l.h.generation, read_state(slot), !opt.headers_only);
     walk.add_boundary(slot.synced_offset);
     uint64_t batch_records = 0;
     bool synced_checked = slot.synced_offset == slot.read_offset &&
@@ -262,9 +259,11 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
                 ", pending " + std::to_string(slot.synced_pending),
             "sequence " + std::to_string(after.seq) + ", crc " + hex32(after.crc) + ", pending " +
                 std::to_string(after.pending)));
-        if (main_walk)
-          walker.restart(WalkState{slot.synced_offset, slot.synced_sequence, slot.synced_crc,
-                                   slot.synced_pending, after.open_batch});
+        if (main_walk) {
+          WalkState s = synced_state(slot);
+          s.open_batch = after.open_batch;
+          walker.restart(s);
+        }
         return true;
       }
       return false;

@@ -75,10 +75,6 @@ class FrameWalker {
   // The next frame. After an EOF or a frame with a problem the walk is over
   // and next() returns that frame again. Errors: io.
   Result<Frame> next();
-  // After a data frame whose problem is frame_crc (its header sound, its
-  // payload inside the file): goes on past it as if it were intact, the way
-  // verify goes on when a later checkpoint confirms the headers.
-  void skip_damaged_payload();
   // The walk's position: the offset and sequence of the next frame.
   uint64_t offset() const;
   uint64_t sequence() const;
