@@ -22,6 +22,21 @@ const Problem* first_damage(const VerifyReport& r) {
     if (p.classification != Classification::warning) return &p;
   return nullptr;
 }
+// Rewrites the winning slot of the segment at `seg` (start sequence `start`)
+// with its synced CRC off by one bit, its own CRC valid: damage only the slot
+// shows. Returns the slot as it was.
+format::Slot flip_synced_crc(const std::string& seg, uint64_t start) {
+  std::string bytes = read_file(seg);
+  auto* raw = reinterpret_cast<uint8_t*>(bytes.data());
+  format::SlotChoice c = format::choose_slot(raw, start);
+  REQUIRE(c.winner >= 0);
+  format::Slot w = c.slot[c.winner];
+  format::Slot bad = w;
+  bad.synced_crc ^= 1;
+  format::encode_slot(bad, raw + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
+  write_file(seg, bytes);
+  return w;
+}
 }  // namespace
 
 TEST_CASE("verify finds every clean vector clean with the expected checkpoint counts") {
@@ -105,14 +120,7 @@ TEST_CASE("verify goes on in the slot's synced state when the walk disagrees wit
   TempDir t;
   copy_tree(kVectors + "/torn-tail/log", t / "log");
   const std::string seg = t / "log/00000000000000000165.seg";
-  std::string bytes = read_file(seg);
-  auto* raw = reinterpret_cast<uint8_t*>(bytes.data());
-  format::SlotChoice c = format::choose_slot(raw, 165);
-  REQUIRE(c.winner >= 0);
-  format::Slot w = c.slot[c.winner];
-  w.synced_crc ^= 1;
-  format::encode_slot(w, raw + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
-  write_file(seg, bytes);
+  const format::Slot w = flip_synced_crc(seg, 165);
 
   auto kinds = [](const VerifyReport& r) {
     std::vector<std::string> v;
@@ -153,15 +161,7 @@ TEST_CASE("verify does not go on past payload damage when the slot's synced stat
   copy_tree(kVectors + "/torn-tail/log", t / "log");
   const std::string seg = t / "log/00000000000000000165.seg";
   flip_bit(seg, 434 + 16 + 7, 2);
-  std::string bytes = read_file(seg);
-  auto* raw = reinterpret_cast<uint8_t*>(bytes.data());
-  format::SlotChoice c = format::choose_slot(raw, 165);
-  REQUIRE(c.winner >= 0);
-  format::Slot w = c.slot[c.winner];
-  REQUIRE(w.synced_offset == 555);
-  w.synced_crc ^= 1;
-  format::encode_slot(w, raw + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
-  write_file(seg, bytes);
+  REQUIRE(flip_synced_crc(seg, 165).synced_offset == 555);
   auto first_damage_kind = [&] {
     auto r = verify(t / "log");
     REQUIRE(r.is_ok());
