@@ -34,11 +34,12 @@ struct Range {
 class Printer {
  public:
   Printer(const CatOptions& o, const Global& g)
-      : o_(o), json_(g.json()),
+      : o_(o), g_(g), json_(g.json()),
         enc_(o.payload ? parse_payload_encoding(*o.payload)
                        : json_ ? PayloadEncoding::base64 : PayloadEncoding::utf8) {}
 
   void record(uint64_t seq, std::string_view payload) {
+    flush_lost();
     printed_++;
     last_seq_ = seq;
     last_crc_ = crc32c(payload.data(), payload.size());
@@ -66,9 +67,39 @@ class Printer {
     out_write(o_.null ? std::string_view("\0", 1) : std::string_view("\n"));
   }
 
+  // A lost record (a salvage kept its sequence, not its bytes): consecutive
+  // ones make one run, printed once, before whatever comes next.
+  void lost(uint64_t seq) {
+    if (lost_ && lost_->second + 1 == seq) {
+      lost_->second = seq;
+      return;
+    }
+    flush_lost();
+    lost_ = {seq, seq};
+  }
+  // The pending run of lost records: JSON {"type":"lost"}, text a warning.
+  void flush_lost() {
+    if (!lost_) return;
+    auto [a, b] = *lost_;
+    lost_.reset();
+    if (json_) {
+      Json j;
+      j["type"] = "lost";
+      j["first_seq"] = a;
+      j["last_seq"] = b;
+      out_json(j);
+      return;
+    }
+    out_flush();
+    warn(g_, o_.dir, std::nullopt,
+         (a == b ? fmt::format("record {} is", a) : fmt::format("records {}-{} are", a, b)) +
+             " lost (a salvage kept the sequence, not the bytes)");
+  }
+
   // Records removed under a follower: on stderr, and a "reset" in the stream.
   void reset(const Global& g, const std::string& dir, const char* reason, uint64_t lost_first,
              uint64_t lost_last, uint64_t next, const std::string& why) {
+    flush_lost();
     warn(g, dir, std::nullopt, why);
     if (!json_) return;
     Json j;
@@ -83,6 +114,7 @@ class Printer {
 
   // The torn tail or corruption that ended the output.
   void problem(const Problem& p) {
+    flush_lost();
     if (!json_) return;
     out_json(problem_json(p, "problem"));
   }
@@ -93,7 +125,9 @@ class Printer {
 
  private:
   const CatOptions& o_;
+  const Global& g_;
   bool json_;
+  std::optional<std::pair<uint64_t, uint64_t>> lost_;
   PayloadEncoding enc_;
   uint64_t printed_ = 0;
   std::optional<uint64_t> last_seq_;
@@ -139,9 +173,13 @@ int cat_segment(const CatOptions& o, const Global& g) {
     if (f.stops() || f.eof()) break;  // the file changed under us: the first walk decides
     if (!f.header.is_data()) continue;
     seq = f.sequence + 1;
-    if (f.sequence >= r.from) p.record(f.sequence, f.payload);
+    if (f.sequence >= r.from) {
+      if (f.header.is_lost()) p.lost(f.sequence);
+      else p.record(f.sequence, f.payload);
+    }
     check_interrupted();
   }
+  p.flush_lost();
   if (!end.stops()) return kExitOk;
   std::string what = end.problem + (end.expected.empty() ? "" : " (expected " + end.expected + ", found " + end.found + ")");
   if (end.offset >= w.synced_offset) {
@@ -222,12 +260,17 @@ int cat_dir(const CatOptions& o, const Global& g) {
         return kExitDamaged;
       }
       if (!*more) break;
-      p.record(sc->sequence(), sc->payload());
-      written.add(sc->sequence(), p.last_crc());
+      if (sc->lost()) {
+        p.lost(sc->sequence());
+      } else {
+        p.record(sc->sequence(), sc->payload());
+        written.add(sc->sequence(), p.last_crc());
+      }
       pos = sc->sequence() + 1;
       progress.update(p.printed(), 0);
       check_interrupted();
     }
+    p.flush_lost();
     if (done(r, p, pos)) return kExitOk;
     if (!reaped && !log->damage().is_ok() && pos >= log->next_sequence()) {
       progress.clear();

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "alog/crc32c.h"
 
@@ -15,10 +16,11 @@ namespace {
 
 // "Data+BatchEnd"; unknown bits as 0x%04x; "-" for none.
 std::vector<std::string> flag_names(uint16_t flags) {
-  static const char* kNames[] = {"Data", "BatchEnd", "Checkpoint", "EOF"};
+  static const char* kNames[] = {"Data", "BatchEnd", "Checkpoint", "EOF", "Lost"};
+  constexpr int kKnown = int(std::size(kNames));
   std::vector<std::string> v;
   for (int b = 0; b < 16; b++)
-    if (flags & (1u << b)) v.push_back(b < 4 ? std::string(kNames[b]) : hex16(uint16_t(1u << b)));
+    if (flags & (1u << b)) v.push_back(b < kKnown ? std::string(kNames[b]) : hex16(uint16_t(1u << b)));
   return v;
 }
 
@@ -46,7 +48,9 @@ const char* reason_of(const std::string& why) {
 }  // namespace
 
 const char* kind_of(uint16_t flags) {
-  if (flags == kFlagData || flags == (kFlagData | kFlagBatchEnd)) return "data";
+  format::FrameHeader h;
+  h.flags = flags;
+  if (h.is_data()) return "data";  // lost frames too: shown as "lost" (shown_kind)
   if (flags == kFlagCheckpoint) return "checkpoint";
   if (flags == (kFlagCheckpoint | kFlagEof)) return "eof";
   return "invalid";
@@ -145,12 +149,14 @@ int Output::slots(const SegmentFile& s) {
 
 void Output::frame(const Frame& f, const std::optional<Coverage>& covers) {
   bool data = f.kind == "data", ck = f.kind == "checkpoint" || f.kind == "eof";
+  // A lost frame is a data frame in every rule; it is shown as what it is.
+  const std::string kind = data && f.have_header && f.h.is_lost() ? "lost" : f.kind;
   Json j;
   j["type"] = "frame";
   j["file"] = name_;
   j["offset"] = f.offset;
   j["region"] = f.region;
-  j["kind"] = f.kind;
+  j["kind"] = kind;
   auto hv = [&](Json v) { return f.have_header ? v : Json(nullptr); };
   j["flags"] = hv(hex16(f.h.flags));
   Json names = Json::array();
@@ -207,7 +213,7 @@ void Output::frame(const Frame& f, const std::optional<Coverage>& covers) {
   if (!f.have_header) {
     t = fmt::format("{} invalid - - len - stride - gen - crc - {}", f.offset, f.status);
   } else {
-    t = fmt::format("{} {} {} {} {} stride {} gen {} crc {} {}", f.offset, f.kind, hex16(f.h.flags),
+    t = fmt::format("{} {} {} {} {} stride {} gen {} crc {} {}", f.offset, kind, hex16(f.h.flags),
                     join_names(flag_names(f.h.flags)),
                     ck ? "ckpt " + hex32(f.h.word) : "len " + std::to_string(f.h.word), f.h.stride,
                     f.h.generation, hex32(f.h.crc), f.status);

@@ -67,7 +67,8 @@ std::string plural(uint64_t n, const char* one, const char* many) {
 std::string verify_summary(const VerifyReport& r) {
   std::string s = "verified " + plural(r.segments.size(), "segment", "segments") + ", " +
                   plural(r.records, "record", "records");
-  if (r.records && r.first_sequence && r.next_sequence > *r.first_sequence)
+  if (r.lost_records) s += ", " + plural(r.lost_records, "lost record", "lost records");
+  if ((r.records || r.lost_records) && r.first_sequence && r.next_sequence > *r.first_sequence)
     s += fmt::format(" ({}-{})", *r.first_sequence, r.next_sequence - 1);
   s += fmt::format(", next {}", r.next_sequence);
   if (r.writer_active) s += ", writer active";

@@ -196,8 +196,15 @@ int run_seek(const SeekOptions& o, const Global& g) {
       j["stored_crc"] = hex32(r.h.crc);
       j["computed_crc"] = hex32(r.computed_crc);
       j["crc_status"] = ok ? "ok" : "mismatch";
-      put_payload(j, r.payload, enc);
+      j["lost"] = r.h.is_lost();
+      if (r.h.is_lost()) {
+        j["payload_encoding"] = o.payload;
+        j["payload"] = nullptr;
+      } else {
+        put_payload(j, r.payload, enc);
+      }
     } else {
+      j["lost"] = nullptr;
       for (const char* k : {"frame_offset", "length", "flags", "stored_crc", "computed_crc",
                             "crc_status"})
         j[k] = nullptr;
@@ -226,6 +233,10 @@ int run_seek(const SeekOptions& o, const Global& g) {
                        ok ? hex32(r.h.crc) + " ok"
                           : fmt::format("{} stored, {} computed: mismatch", hex32(r.h.crc),
                                         hex32(r.computed_crc))));
+  if (r.h.is_lost()) {
+    out_line(fmt::format("record {} is lost: a salvage kept its sequence, not its bytes", seq));
+    return exit;
+  }
   if (enc != PayloadEncoding::none) {
     Json p;
     put_payload(p, r.payload, enc);

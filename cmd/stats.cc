@@ -22,7 +22,7 @@ struct StatsOptions {
 };
 
 struct Totals {
-  uint64_t records = 0, batches = 0, checkpoints = 0, disk = 0, payload = 0, overhead = 0;
+  uint64_t records = 0, lost = 0, batches = 0, checkpoints = 0, disk = 0, payload = 0, overhead = 0;
 };
 
 // Size minus payload bytes minus the bytes before the read offset that are no longer live.
@@ -36,6 +36,7 @@ Totals totals_of(const VerifyReport& r) {
   Totals t;
   for (const auto& s : r.segments) {
     t.records += s.records;
+    t.lost += s.lost_records;
     t.batches += s.batches;
     t.checkpoints += s.checkpoints;
     t.disk += s.file_length;
@@ -130,6 +131,7 @@ int run_stats(const StatsOptions& o, const Global& g) {
       sj["first_seq"] = s.first_sequence;
       sj["next_seq"] = s.next_sequence;
       sj["records"] = s.records;
+      sj["lost_records"] = s.lost_records;
       sj["batches"] = s.batches;
       sj["checkpoints"] = s.checkpoints;
       sj["read_offset"] = s.read_offset;
@@ -147,6 +149,7 @@ int run_stats(const StatsOptions& o, const Global& g) {
     Json tj;
     tj["segments"] = r.segments.size();
     tj["records"] = t.records;
+    tj["lost_records"] = t.lost;
     tj["batches"] = t.batches;
     tj["checkpoints"] = t.checkpoints;
     tj["payload_bytes"] = t.payload;
@@ -200,6 +203,7 @@ int run_stats(const StatsOptions& o, const Global& g) {
   }
   std::string total = "total: " + noun(r.segments.size(), "segment", "segments") + ", " +
                       noun(t.records, "record", "records");
+  if (t.lost) total += ", " + noun(t.lost, "lost record", "lost records");
   if (any) total += fmt::format(" ({}-{})", *r.first_sequence, r.next_sequence - 1);
   total += fmt::format(", next {}, ", r.next_sequence) + noun(t.batches, "batch", "batches") + ", " +
            noun(t.checkpoints, "checkpoint", "checkpoints") + ", " +

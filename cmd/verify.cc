@@ -23,6 +23,7 @@ Json verify_json(const VerifyReport& r, int exit) {
   j["writer_active"] = r.writer_active;
   j["segments"] = r.segments.size();
   j["records"] = r.records;
+  j["lost_records"] = r.lost_records;
   j["first_seq"] = opt_json(r.first_sequence);
   bool any = r.first_sequence && r.next_sequence > *r.first_sequence;
   j["last_seq"] = any ? Json(r.next_sequence - 1) : Json(nullptr);

@@ -2,6 +2,7 @@
 #include "alog/format.h"
 
 #include <cstring>
+#include <iterator>
 
 #include "alog/crc32c.h"
 
@@ -217,6 +218,8 @@ const char* frame_kind_name(uint16_t flags) {
   switch (flags) {
     case kFlagData: return "data";
     case kFlagData | kFlagBatchEnd: return "data+batch_end";
+    case kFlagData | kFlagLost: return "lost";
+    case kFlagData | kFlagBatchEnd | kFlagLost: return "lost+batch_end";
     case kFlagCheckpoint: return "checkpoint";
     case kFlagCheckpoint | kFlagEof: return "eof";
     case 0: return "unwritten";
@@ -225,14 +228,21 @@ const char* frame_kind_name(uint16_t flags) {
 }
 
 std::string flags_text(uint16_t flags) {
-  static const char* kNames[] = {"Data", "BatchEnd", "Checkpoint", "EOF"};
+  static const char* kNames[] = {"Data", "BatchEnd", "Checkpoint", "EOF", "Lost"};
+  constexpr unsigned kKnown = (1u << std::size(kNames)) - 1;
+  // Appended piece by piece: g++ 12 -O3 warns falsely (-Wrestrict) on
+  // `s += a + std::string(b)`.
   std::string s;
-  for (int i = 0; i < 4; i++)
-    if (flags & (1u << i)) s += (s.empty() ? "" : "|") + std::string(kNames[i]);
-  if (flags & ~0xFu) {
+  auto add = [&s](const char* name) {
+    if (!s.empty()) s.push_back('|');
+    s.append(name);
+  };
+  for (unsigned i = 0; i < std::size(kNames); i++)
+    if (flags & (1u << i)) add(kNames[i]);
+  if (flags & ~kKnown) {
     char buf[16];
-    std::snprintf(buf, sizeof buf, "0x%04x", flags & ~0xFu);
-    s += (s.empty() ? "" : "|") + std::string(buf);
+    std::snprintf(buf, sizeof buf, "0x%04x", flags & ~kKnown);
+    add(buf);
   }
   return s.empty() ? "0" : s;
 }

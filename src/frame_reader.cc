@@ -21,6 +21,7 @@ const char* stop_kind(Stop s) {
     case Stop::stale_generation: return "stale_generation";
     case Stop::reserved_bytes: return "reserved_bytes";
     case Stop::bad_stride: return "bad_stride";
+    case Stop::lost_length: return "lost_length";
     case Stop::frame_crc: return "frame_crc";
     case Stop::checkpoint_crc: return "checkpoint_crc";
     case Stop::checkpoint_stride: return "checkpoint_stride";
@@ -41,6 +42,7 @@ const char* stop_text(Stop s) {
     case Stop::stale_generation: return "stale frame generation";
     case Stop::reserved_bytes: return "reserved frame bytes are not zero";
     case Stop::bad_stride: return "data frame stride is not 1";
+    case Stop::lost_length: return "lost frame with a payload length";
     case Stop::frame_crc: return "frame crc mismatch";
     case Stop::checkpoint_crc: return "checkpoint crc does not match the headers it covers";
     case Stop::checkpoint_stride: return "checkpoint stride does not match the frames it covers";
@@ -99,7 +101,7 @@ Stop Walker::step() {
   if (!h.flags_valid()) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "0x%04x", h.flags);
-    return fail(Stop::bad_flags, "0x0001, 0x0003, 0x0004 or 0x000c", buf);
+    return fail(Stop::bad_flags, "0x0001, 0x0003, 0x0011, 0x0013, 0x0004 or 0x000c", buf);
   }
   if (h.generation != gen_)
     return fail(Stop::stale_generation, "generation " + std::to_string(gen_),
@@ -107,6 +109,7 @@ Stop Walker::step() {
   if (h.reserved != 0) return fail(Stop::reserved_bytes, "0", std::to_string(h.reserved));
   if (h.is_data()) {
     if (h.stride != 1) return fail(Stop::bad_stride, "1", std::to_string(h.stride));
+    if (h.is_lost() && h.word != 0) return fail(Stop::lost_length, "0", std::to_string(h.word));
     uint64_t end = st_.offset + kFrameHeaderSize + h.word;
     if (end > w_->limit())
       return fail(Stop::truncated_payload, "payload of " + std::to_string(h.word) + " bytes",
@@ -167,6 +170,7 @@ std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint
     if (!w.ensure(off, kFrameHeaderSize)) return std::nullopt;
     FrameHeader h = decode_frame_header(w.at(off));
     if (!h.is_data() || h.generation != gen || h.reserved != 0 || h.stride != 1) continue;
+    if (h.is_lost() && h.word != 0) continue;
     if (h.word > limit - off - kFrameHeaderSize) continue;
     if (!w.ensure(off, kFrameHeaderSize + h.word)) {
       if (!w.error().is_ok()) return std::nullopt;

@@ -43,6 +43,7 @@ enum class Stop : uint8_t {
   stale_generation,
   reserved_bytes,
   bad_stride,
+  lost_length,  // a lost frame whose payload length is not 0
   frame_crc,
   checkpoint_crc,
   checkpoint_stride,
@@ -100,7 +101,7 @@ struct FrameInfo {
   uint64_t offset = 0;
   format::FrameHeader h;
   uint64_t seq = 0;           // data frames: its sequence
-  const uint8_t* payload = nullptr;  // data frames, when payloads are read
+  const uint8_t* payload = nullptr;  // data frames, when payloads are read (none for lost ones)
   uint32_t computed_crc = 0;  // of header bytes 0-11 (+ payload when read)
 };
 

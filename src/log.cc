@@ -123,6 +123,7 @@ Status range_from(const Log& log, uint64_t from, uint64_t to,
   while (true) {
     ALOG_ASSIGN(bool more, sc->next());
     if (!more) return {};
+    if (sc->lost()) continue;
     ALOG_TRY(fn(sc->sequence(), sc->payload()));
   }
 }

@@ -38,6 +38,7 @@ Status check_data_frame(const Segment& seg, const uint8_t* p, uint64_t off, uint
   if (!h.is_data()) return corrupt_record(seg, off, seq, "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
   if (h.generation != seg.generation()) return corrupt_record(seg, off, seq, "stale frame generation");
   if (h.reserved != 0 || h.stride != 1) return corrupt_record(seg, off, seq, "bad frame header fields");
+  if (h.is_lost() && h.word != 0) return corrupt_record(seg, off, seq, "lost frame with a payload length");
   if (off + kFrameHeaderSize + h.word > end) return corrupt_record(seg, off, seq, "truncated payload");
   return {};
 }
@@ -61,12 +62,14 @@ class ScannerImpl {
   uint64_t off_ = 0;
   uint64_t cur_seq_ = 0;
   uint64_t cur_off_ = 0;
+  bool lost_ = false;
   std::string_view payload_;
   std::string file_;
 };
 
 Result<bool> ScannerImpl::next() {
   payload_ = {};
+  lost_ = false;
   while (true) {
     if (to_ && pos_ > *to_) return false;
     if (!seg_) {
@@ -164,6 +167,7 @@ Result<bool> ScannerImpl::next() {
     if (seg_->reaped())
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
     payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
+    lost_ = h.is_lost();
     cur_seq_ = pos_;
     cur_off_ = off_;
     pos_++;
@@ -176,6 +180,7 @@ Scanner::Scanner(std::unique_ptr<ScannerImpl> impl) : impl_(std::move(impl)) {}
 Scanner::~Scanner() = default;
 Result<bool> Scanner::next() { return impl_->next(); }
 uint64_t Scanner::sequence() const { return impl_->cur_seq_; }
+bool Scanner::lost() const { return impl_->lost_; }
 std::string_view Scanner::payload() const { return impl_->payload_; }
 const std::string& Scanner::file() const { return impl_->file_; }
 uint64_t Scanner::offset() const { return impl_->cur_off_; }
@@ -209,6 +214,10 @@ Result<Record> LogImpl::read(uint64_t seq) const {
                           "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
   if (seg->reaped())
     return Status(Errc::segment_reaped, seg->path() + ": segment was recycled").at(seg->path());
+  if (h.is_lost())
+    return Status(Errc::lost, seg->path() + ":" + std::to_string(l.offset) + ": sequence " +
+                                  std::to_string(seq) + " is lost (salvage could not read it)")
+        .at(seg->path(), l.offset);
   Record r;
   r.sequence = seq;
   buf.erase(0, kFrameHeaderSize);

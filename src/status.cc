@@ -25,6 +25,7 @@ const char* errc_name(Errc c) {
     case Errc::stopped: return "stopped";
     case Errc::busy: return "busy";
     case Errc::read_only: return "read_only";
+    case Errc::lost: return "lost";
   }
   return "unknown";
 }

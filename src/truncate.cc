@@ -16,6 +16,21 @@ Status out_of_bounds(const std::string& dir, const std::string& what) {
 }
 }  // namespace
 
+// Writes slot s into the losing slot, syncs, then into the other one
+// (counter + 1) and syncs again: no valid slot keeps the old fields, so a
+// damaged newer slot can never bring back what a truncation removed. The
+// file is synced first: the winning slot may be an unsynced write (the
+// synced-offset update of a sync), and a crash must not find both slots
+// damaged.
+static Status write_both_slots(Segment& seg, const Slot& s) {
+  ALOG_TRY(seg.file().datasync());
+  for (int i = 0; i < 2; i++) {
+    ALOG_TRY(seg.write_slot(s));
+    ALOG_TRY(seg.file().datasync());
+  }
+  return {};
+}
+
 // Renames a segment to NAME.seg.del and syncs the directory; the unlink
 // happens later, off the append path.
 static Status retire(Fs& fs, Reaper& reaper, const std::string& dir, const Segment& seg) {
@@ -74,8 +89,7 @@ Status LogImpl::truncate_before(uint64_t seq) {
     s.synced_crc = at.crc;
     s.synced_pending = at.pending;
   }
-  if (Status st = holder->write_slot(s); !st.is_ok()) return fail(st);
-  if (Status st = holder->file().datasync(); !st.is_ok()) return fail(st);
+  if (Status st = write_both_slots(*holder, s); !st.is_ok()) return fail(st);
   holder->set_range({at.offset, seq, at.crc, at.pending, r.end, r.next});
   return {};
 }
@@ -113,8 +127,7 @@ Status LogImpl::truncate_after(uint64_t seq) {
     s.synced_sequence = after.seq;
     s.synced_crc = after.crc;
     s.synced_pending = after.pending;
-    if (Status st = seg->write_slot(s); !st.is_ok()) return fail(st);
-    if (Status st = f.datasync(); !st.is_ok()) return fail(st);
+    if (Status st = write_both_slots(*seg, s); !st.is_ok()) return fail(st);
   }
   // 2. Cut the file at P; a checkpoint first when P is inside a batch.
   if (Status st = f.truncate(after.offset); !st.is_ok()) return fail(st);

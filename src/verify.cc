@@ -8,6 +8,7 @@
 
 #include "alog/format.h"
 #include "frame_reader.h"
+#include "lost_runs.h"
 #include "verify_internal.h"
 
 namespace alog {
@@ -162,6 +163,8 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
   uint64_t total = 0, done = 0;
   for (const auto& l : segs) total += l.length;
   bool have_prev = false;
+  LostRuns lost;
+  uint64_t lost_total = 0;
   uint64_t prev_next = 0;
   std::string prev_name;
   for (size_t i = 0; i < segs.size(); i++) {
@@ -289,6 +292,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
         t.skip_damaged_data();
         bool t_checked = synced_checked;
         std::vector<Problem> t_problems;
+        std::vector<std::pair<uint64_t, uint64_t>> t_lost;  // offset, sequence
         Stop ts = Stop::none;
         bool confirmed = false;
         bool refuted = check_synced(t_checked, before.offset, t, t_problems, false);
@@ -296,6 +300,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
           const uint64_t at_off = t.state().offset;
           ts = t.step();
           if (ts == Stop::none) {
+            if (t.frame().h.is_lost()) t_lost.push_back({t.frame().offset, t.frame().seq});
             if (check_synced(t_checked, t.frame().offset, t, t_problems, false)) break;
             if (t.frame().h.is_checkpoint()) {
               confirmed = true;
@@ -320,6 +325,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
           rep.problems.insert(rep.problems.end(), t_problems.begin(), t_problems.end());
           if (damaged.empty()) sd.damage_boundary = walk.boundary();
           damaged.insert(damaged.end(), bad.begin(), bad.end());
+          for (auto [off, seq] : t_lost) lost.add(l.name, off, seq);
           sr.records += t.state().seq - before.seq;
           walk = t;
           if (ts == Stop::eof) {
@@ -336,8 +342,12 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       check_synced(synced_checked, f.offset, walk, rep.problems, true);
       if (f.h.is_data()) {
         sr.records++;
-        sr.payload_bytes += f.h.word;
-        rep.payload_sizes[hist_bucket(f.h.word)]++;
+        if (f.h.is_lost()) {
+          lost.add(l.name, f.offset, f.seq);
+        } else {
+          sr.payload_bytes += f.h.word;
+          rep.payload_sizes[hist_bucket(f.h.word)]++;
+        }
         batch_records++;
         if (f.h.is_batch_end()) {
           sr.batches++;
@@ -408,7 +418,14 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
       // Records are counted up to the cut, as a reader sees them.
       sr.records -= at.seq - walk.boundary().seq;
     }
+    // Lost records are counted apart (those a cut leaves out are gone from both counts).
+    const uint64_t lost_before = lost_total;
+    lost.drop_from(sr.next_sequence);
+    lost_total = lost.count();
+    sr.lost_records = lost_total - lost_before;
+    sr.records -= sr.lost_records;
     rep.records += sr.records;
+    rep.lost_records += sr.lost_records;
     rep.bytes_read += w.bytes_read();
     done += l.length;
     if (opt.progress) opt.progress(done, total);
@@ -421,6 +438,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     rep.segments.push_back(sr);
     out.segments.push_back(sd);
   }
+  lost.report(rep.problems);
   return out;
 }
 

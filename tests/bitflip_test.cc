@@ -101,7 +101,8 @@ SegLayout layout(const std::string& name, const std::string& img, bool active) {
 // The kind a walk reports when it meets `f` with one bit flipped at byte
 // `at` (relative to the frame), per the stop conditions of FORMAT.md
 // "Walking a segment" in the library's test order: flags, generation,
-// reserved bytes, data stride, length past the end of the file, CRC.
+// reserved bytes, data stride, a lost frame's length, length past the end
+// of the file, CRC.
 std::string flipped_kind(const Frame& f, uint64_t at, int bit, uint64_t file_len) {
   uint8_t raw[kFrameHeaderSize];
   // Re-encode the clean header, flip, decode.
@@ -119,6 +120,7 @@ std::string flipped_kind(const Frame& f, uint64_t at, int bit, uint64_t file_len
   if (g.reserved != 0) return "reserved_bytes";
   if (g.is_data()) {
     if (g.stride != 1) return "bad_stride";
+    if (g.is_lost() && g.word != 0) return "lost_length";  // Lost flipped on in a record with a payload
     if (f.offset + kFrameHeaderSize + g.word > file_len) return "truncated_payload";
   }
   // Data: the CRC covers bytes 0-11 and the payload; checkpoint and EOF: their

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "alog/crc32c.h"
 #include "alog/format.h"
@@ -134,14 +135,19 @@ TEST_CASE("a data frame header stores length, stride 1, generation, flags and th
   CHECK(frame_crc(b, "alpha", 5) == h.crc);
 }
 
-TEST_CASE("only the four flag values of FORMAT.md are valid frame kinds") {
-  int valid = 0;
+TEST_CASE("only the six flag values of FORMAT.md are valid frame kinds") {
+  std::vector<uint32_t> valid, lost;
   for (uint32_t f = 0; f < 65536; f++) {
     FrameHeader h;
     h.flags = uint16_t(f);
-    if (h.flags_valid()) valid++;
+    if (h.flags_valid()) valid.push_back(f);
+    if (h.is_lost()) lost.push_back(f);
   }
-  CHECK(valid == 4);
+  CHECK(valid == std::vector<uint32_t>{0x0001, 0x0003, 0x0004, 0x000C, 0x0011, 0x0013});
+  CHECK(lost == std::vector<uint32_t>{0x0011, 0x0013});
+  CHECK(std::string(frame_kind_name(0x0013)) == "lost+batch_end");
+  CHECK(flags_text(0x0013) == "Data|BatchEnd|Lost");
+  CHECK(flags_text(0x0120) == "0x0120");
   CHECK(std::string(frame_kind_name(0)) == "unwritten");
   CHECK(std::string(frame_kind_name(0x000C)) == "eof");
 }

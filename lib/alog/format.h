@@ -27,6 +27,8 @@ inline constexpr uint16_t kFlagData = 0x0001;
 inline constexpr uint16_t kFlagBatchEnd = 0x0002;
 inline constexpr uint16_t kFlagCheckpoint = 0x0004;
 inline constexpr uint16_t kFlagEof = 0x0008;
+// A lost record (written only by salvage): a data frame with no payload.
+inline constexpr uint16_t kFlagLost = 0x0010;
 
 // Segment file names: 20 zero-padded decimal digits of the start sequence.
 std::string segment_name(uint64_t start_sequence);  // "00000000000000000042.seg"
@@ -120,8 +122,10 @@ struct FrameHeader {
   uint16_t flags = 0;
   uint32_t crc = 0;
 
-  bool is_data() const { return flags == kFlagData || flags == (kFlagData | kFlagBatchEnd); }
-  bool is_batch_end() const { return flags == (kFlagData | kFlagBatchEnd); }
+  // Data frames: Data, Data+BatchEnd, and the lost ones (Data+Lost, Data+BatchEnd+Lost).
+  bool is_data() const { return (flags & ~(kFlagBatchEnd | kFlagLost)) == kFlagData; }
+  bool is_batch_end() const { return is_data() && (flags & kFlagBatchEnd); }
+  bool is_lost() const { return is_data() && (flags & kFlagLost); }
   bool is_checkpoint() const { return flags == kFlagCheckpoint; }
   bool is_eof() const { return flags == (kFlagCheckpoint | kFlagEof); }
   bool flags_valid() const { return is_data() || is_checkpoint() || is_eof(); }
@@ -150,8 +154,8 @@ void encode_new_segment(const SegmentHeader& h, uint8_t out[kEmptySegmentSize]);
 Slot new_segment_slot(uint64_t start_sequence);
 // The CRC a frame header should store, given its payload bytes.
 uint32_t frame_crc(const uint8_t header[kFrameHeaderSize], const void* payload, size_t len);
-// Human name of a flags value: "data", "data+batch_end", "checkpoint", "eof",
-// "unwritten" (0) or "invalid".
+// Human name of a flags value: "data", "data+batch_end", "lost",
+// "lost+batch_end", "checkpoint", "eof", "unwritten" (0) or "invalid".
 const char* frame_kind_name(uint16_t flags);
 std::string flags_text(uint16_t flags);  // "Data|BatchEnd"
 

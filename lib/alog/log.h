@@ -123,7 +123,8 @@ class Log {
   bool failed() const;
   const Options& options() const;
 
-  // Reads one record (CRC-checked). not_found outside [first, next).
+  // Reads one record (CRC-checked). not_found outside [first, next); lost
+  // when a salvage left a lost frame at seq.
   Result<Record> read(uint64_t seq) const;
   // A scanner over [from, to] (to inclusive; nullopt: to the end as of each
   // call to next()). `from` below the first record starts at the first.
@@ -154,8 +155,8 @@ class Log {
   std::unique_ptr<LogImpl> impl_;
 };
 
-// Calls fn(seq, payload) for each record in [from, to] (to == 0: to the end);
-// stops at the first error from fn or from reading.
+// Calls fn(seq, payload) for each record in [from, to] (to == 0: to the end),
+// skipping lost records; stops at the first error from fn or from reading.
 Status range_from(const Log& log, uint64_t from, uint64_t to,
                   const std::function<Status(uint64_t, std::string_view)>& fn);
 

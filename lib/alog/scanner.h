@@ -13,7 +13,8 @@ namespace alog {
 
 class ScannerImpl;
 
-// Reads records in order, CRC-checking each payload. A scanner keeps the
+// Reads records in order, CRC-checking each payload; lost records come in
+// order too, marked by lost(). A scanner keeps the
 // segment it is reading open, so a segment removed by truncate_before stays
 // readable until the scanner moves on. A recycled segment, or a
 // truncate_after cut behind the scanner's position, stops it with
@@ -29,7 +30,10 @@ class Scanner {
   // segment_reaped, io.
   Result<bool> next();
   uint64_t sequence() const;
-  // Valid until the next call to next().
+  // Whether the current record is lost (a lost frame that salvage wrote in
+  // its place): it has its sequence but no payload.
+  bool lost() const;
+  // Valid until the next call to next(); empty for a lost record.
   std::string_view payload() const;
   // The file and byte offset of the current record's frame.
   const std::string& file() const;

@@ -29,6 +29,7 @@ enum class Errc : uint8_t {
   stopped,            // the Writer was stopped
   busy,               // a Writer owns the log; direct appends are refused
   read_only,          // the log was opened for reading
+  lost,               // the record's sequence is taken by a lost frame (salvage could not read it)
 };
 
 // Stable snake_case name of a code ("payload_too_large").

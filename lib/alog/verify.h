@@ -33,7 +33,8 @@ struct Problem {
                      // checkpoint_stride, bad_flags, stale_generation, reserved_bytes,
                      // bad_stride, truncated_header, truncated_payload,
                      // eof_without_batch_end, synced_offset, sequence_gap,
-                     // name_mismatch, bytes_after_eof, slot_warning, damaged_record
+                     // name_mismatch, bytes_after_eof, slot_warning, damaged_record,
+                     // lost_length, lost_records (a warning: a run of lost records)
   Classification classification = Classification::corruption;
   std::string expected;
   std::string found;
@@ -55,7 +56,8 @@ struct SegmentReport {
   uint16_t generation = 0;
   uint64_t created_at_ms = 0;
   int winner_slot = -1;      // 0 = A, 1 = B
-  uint64_t records = 0;
+  uint64_t records = 0;       // records that read as records
+  uint64_t lost_records = 0;  // lost frames (FORMAT.md "Salvage"): sequences without a record
   uint64_t batches = 0;      // BatchEnd frames met
   uint64_t checkpoints = 0;  // checkpoint frames met (not the EOF)
   uint64_t payload_bytes = 0;
@@ -73,7 +75,8 @@ struct VerifyReport {
   std::vector<Problem> problems;
   std::optional<uint64_t> first_sequence;  // first readable record, if any
   uint64_t next_sequence = 0;
-  uint64_t records = 0;
+  uint64_t records = 0;       // records that read as records
+  uint64_t lost_records = 0;  // lost ones, counted apart
   bool writer_active = false;  // a live writer holds LOCK: a torn tail may be a batch in flight
   bool headers_only = false;
   Histogram payload_sizes{};

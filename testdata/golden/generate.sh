@@ -4,7 +4,7 @@
 # log's parent directory so that paths in the output are just "log".
 # Check every diff by eye before committing.
 set -eu
-ALOG=$(cd "$(dirname "$0")" && cd ../../build && pwd)/alog
+ALOG=${ALOG:-$(cd "$(dirname "$0")" && cd ../../build && pwd)/alog}
 cd "$(dirname "$0")"
 rm -rf out && mkdir out
 while IFS='	' read -r name dir args; do
