@@ -1,5 +1,6 @@
 // alog recover DIR: verifies every segment, then cuts a torn tail (always)
-// and corruption (only with --force), keeping every removed byte in
+// and salvages corruption (only with --force: damaged records become lost
+// records, no sequence moves), keeping every removed byte in
 // DIR/lost+found/. --dry-run prints the plan and changes nothing.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -17,16 +18,41 @@ struct RecoverCmdOptions {
   std::string dir;
   bool dry_run = false;
   bool force = false;
+  std::optional<std::string> first_seq, next_seq;
 };
 
 bool has_damage(const VerifyReport& r) { return !r.clean(); }
+
+bool is_salvage(const RecoverAction& a) { return a.action == "salvage" || a.action == "create_lost"; }
+
+Json ranges_json(const std::vector<SeqRange>& v, bool reasons) {
+  Json arr = Json::array();
+  for (const SeqRange& r : v) {
+    Json j;
+    j["first_seq"] = r.first;
+    j["last_seq"] = r.last;
+    if (reasons) j["reason"] = r.reason;
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+std::string ranges_text(const std::vector<SeqRange>& v, bool reasons) {
+  std::string s;
+  for (const SeqRange& r : v) {
+    if (!s.empty()) s += ", ";
+    s += r.first == r.last ? fmt::format("{}", r.first) : fmt::format("{}-{}", r.first, r.last);
+    if (reasons) s += " (" + r.reason + ")";
+  }
+  return s.empty() ? "none" : s;
+}
 
 // Damage found before: torn tails or corruption, or a cut or move planned
 // for them (the report may class its own lock's torn tail as in flight).
 bool found_damage(const RecoverReport& r) {
   if (has_damage(r.before)) return true;
   return std::any_of(r.actions.begin(), r.actions.end(), [](const RecoverAction& a) {
-    return a.action == "cut" || a.action == "move_segment";
+    return a.action == "cut" || is_salvage(a);
   });
 }
 
@@ -39,7 +65,7 @@ int recover_exit(const RecoverReport& r, bool dry_run) {
   return has_damage(r.after) ? (kExitRepaired | kExitDamaged) : kExitRepaired;
 }
 
-bool moves_bytes(const RecoverAction& a) { return a.action == "cut" || a.action == "move_segment"; }
+bool moves_bytes(const RecoverAction& a) { return a.action == "cut" || a.action == "salvage"; }
 
 // Where the bytes are (or will be), relative to DIR.
 Json saved_to(const RecoverAction& a, bool applied) {
@@ -59,11 +85,20 @@ Json action_json(const RecoverAction& a, bool applied) {
   j["last_seq"] = opt_json(a.last_seq);
   j["saved_to"] = saved_to(a, applied);
   j["reason"] = a.reason;
+  j["kept_ranges"] = is_salvage(a) ? ranges_json(a.kept, false) : Json(nullptr);
+  j["lost_ranges"] = is_salvage(a) ? ranges_json(a.lost, true) : Json(nullptr);
   return j;
 }
 
 std::string action_text(const RecoverAction& a, bool applied) {
   std::string s = applied ? "" : "would ";
+  if (is_salvage(a)) {
+    s += fmt::format("{} {}: keep {}; lost {}", a.action == "salvage" ? "salvage" : "create", a.file,
+                     ranges_text(a.kept, false), ranges_text(a.lost, true));
+    if (a.action == "salvage")
+      s += fmt::format("; original saved to {}", saved_to(a, applied).get<std::string>());
+    return s;
+  }
   if (!moves_bytes(a)) {
     s += a.action + " " + a.file;
     Json to = saved_to(a, applied);
@@ -97,9 +132,10 @@ Range range_after(const RecoverReport& r) {
     return g;
   }
   g.next = r.before.next_sequence;
+  if (!r.refused && r.planned_next) g.next = std::max(g.next, *r.planned_next);
   if (!r.refused)
     for (const auto& a : r.actions)
-      if (moves_bytes(a) && a.first_seq) g.next = std::min(g.next, *a.first_seq);
+      if (a.action == "cut" && a.first_seq) g.next = std::min(g.next, *a.first_seq);
   if (r.before.first_sequence && g.next > *r.before.first_sequence) {
     g.first = r.before.first_sequence;
     g.last = g.next - 1;
@@ -120,6 +156,7 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
     j["dry_run"] = o.dry_run;
     j["force"] = o.force;
     j["refused"] = r.refused;
+    j["refusal"] = r.refusal.empty() ? Json(nullptr) : Json(r.refusal);
     j["applied"] = r.applied;
     Json probs = Json::array();
     for (const auto& p : r.before.problems) probs.push_back(problem_json(p));
@@ -141,9 +178,11 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
   std::string log = after.first ? fmt::format("{}-{}, next {}", *after.first, *after.last, after.next)
                                 : fmt::format("empty, next {}", after.next);
   std::string s;
-  if (r.refused)
-    s = "refused: corruption found; nothing changed (use --force to cut at the last good batch "
-        "boundary)";
+  if (r.refused && !r.refusal.empty())
+    s = "refused: salvage cannot go on: " + r.refusal + "; nothing changed";
+  else if (r.refused)
+    s = "refused: corruption found; nothing changed (use --force to salvage: damaged records "
+        "become lost records, no sequence moves)";
   else if (r.actions.empty())
     s = "nothing to do; log " + log;
   else if (r.applied)
@@ -161,6 +200,10 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
   RecoverOptions ro;
   ro.dry_run = o.dry_run;
   ro.force = o.force;
+  if (o.first_seq) ro.first_seq = *parse_u64(*o.first_seq);
+  if (o.next_seq) ro.next_seq = *parse_u64(*o.next_seq);
+  if ((o.first_seq || o.next_seq) && !o.force) throw UsageError("--first-seq and --next-seq need --force");
+  ro.checkpoint_stride = load_options(o.dir, CreateOptions{}).checkpoint_stride;
   ro.progress = progress_fn(progress);
   auto res = recover(o.dir, ro);
   progress.clear();
@@ -178,11 +221,16 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
 
 Command add_recover(CLI::App& app, const Global& g) {
   auto o = std::make_shared<RecoverCmdOptions>();
-  CLI::App* sub = app.add_subcommand("recover", "Cut torn tails (and with --force, corruption)");
+  CLI::App* sub = app.add_subcommand("recover", "Cut torn tails (and with --force, salvage corruption)");
   sub->fallthrough();
   sub->add_option("DIR", o->dir, "Log directory")->required();
   sub->add_flag("-n,--dry-run", o->dry_run, "Print the plan; change nothing");
-  sub->add_flag("--force", o->force, "Also cut corruption at the last good batch boundary before it");
+  sub->add_flag("--force", o->force,
+                "Also salvage corruption: keep every proven record at its sequence, lost frames for the rest");
+  sub->add_option("--first-seq", o->first_seq, "Salvage: the first segment's first sequence to keep")
+      ->type_name("SEQ")->check(CLI::Validator(check_u64(), "SEQ"));
+  sub->add_option("--next-seq", o->next_seq, "Salvage: the active segment's next sequence")
+      ->type_name("SEQ")->check(CLI::Validator(check_u64(), "SEQ"));
   return {sub, false, [o, &g] { return run_recover(*o, g); }};
 }
 

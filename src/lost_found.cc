@@ -74,15 +74,4 @@ Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const 
   return std::string(format::kLostFoundName) + "/" + stem + ".bin";
 }
 
-Result<std::string> move_to_lost_found(Fs& fs, const std::string& dir, const std::string& name,
-                                       uint64_t length, const std::string& reason, uint64_t now_ms) {
-  ALOG_TRY(ensure_dir(fs, dir));
-  std::string stem = name + "." + std::to_string(now_ms);
-  ALOG_TRY(write_manifest(fs, dir, stem, name, 0, length, reason, stem, now_ms));
-  ALOG_TRY(fs.rename(path_join(dir, name), path_join(lost_found(dir), stem)));
-  ALOG_TRY(fs.sync_dir(lost_found(dir)));
-  ALOG_TRY(fs.sync_dir(dir));
-  return std::string(format::kLostFoundName) + "/" + stem;
-}
-
 }  // namespace alog::detail

@@ -16,9 +16,4 @@ namespace alog::detail {
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
                               uint64_t from, const std::string& reason, uint64_t now_ms);
 
-// Moves segment `name` whole to DIR/lost+found/NAME.MS (plus NAME.MS.json),
-// syncing both directories; returns the new path relative to DIR.
-Result<std::string> move_to_lost_found(Fs& fs, const std::string& dir, const std::string& name,
-                                       uint64_t length, const std::string& reason, uint64_t now_ms);
-
 }  // namespace alog::detail

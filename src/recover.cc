@@ -1,7 +1,8 @@
 // recover(): the repair tool's library side. Verifies every segment, plans
-// the cuts, and applies them: a torn tail through the ordinary open-time
-// recovery, corruption only when forced (FORMAT.md "A forced cut"). Every
-// removed byte is first copied or moved to lost+found/ with a manifest.
+// the repairs, and applies them: a torn tail through the ordinary open-time
+// recovery, corruption only when forced, by salvage (FORMAT.md "Salvage";
+// salvage.h). Every removed byte is first copied to lost+found/ with a
+// manifest.
 #include <algorithm>
 #include <chrono>
 
@@ -9,6 +10,7 @@
 #include "alog/log.h"
 #include "alog/verify.h"
 #include "lost_found.h"
+#include "salvage.h"
 #include "verify_internal.h"
 
 namespace alog {
@@ -30,37 +32,35 @@ struct Ctx {
   std::string lost_found() const { return path_join(dir, std::string(kLostFoundName)); }
 };
 
-// Writes the losing slot of a segment file (counter = winner's + 1).
-Status write_slot(File& f, const Slot& winner, int winner_idx, Slot s) {
-  s.counter = static_cast<uint16_t>(winner.counter + 1);
-  uint8_t buf[kSlotSize];
-  encode_slot(s, buf);
-  return f.pwrite(buf, kSlotSize, kSlotAOffset + uint64_t(1 - winner_idx) * kSlotSize);
-}
-
-// The forced cut at B inside segment `sd` (bytes after B already saved).
-Status cut_segment(const Ctx& c, const SegmentDetail& sd, int winner_idx, const WalkState& b) {
-  ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
-  if (sd.slot.synced_offset > b.offset) {
-    Slot s = sd.slot;
-    s.synced_offset = b.offset;
-    s.synced_sequence = b.seq;
-    s.synced_crc = b.crc;
-    s.synced_pending = b.pending;
-    if (s.read_offset > b.offset) {
-      s.read_offset = b.offset;
-      s.first_sequence = b.seq;
-      s.read_crc = b.crc;
-      s.read_pending = b.pending;
+// One action per segment a salvage rebuilds or creates, with its kept and
+// lost sequences; records_dropped counts the records it loses (lost frames
+// of an earlier salvage were no records), bytes_dropped the bytes of the
+// original not carried over in kept records.
+void add_salvage_actions(const SalvagePlan& plan, RecoverReport& rep) {
+  for (const SegmentSalvage& s : plan.segments) {
+    RecoverAction a;
+    a.action = s.create ? "create_lost" : "salvage";
+    a.file = s.file;
+    uint64_t kept_bytes = 0;
+    for (const SalvagedFrame& f : s.frames)
+      if (!f.lost) kept_bytes += kFrameHeaderSize + f.length;
+    if (!s.create) a.bytes_dropped = s.original_length - std::min(s.original_length, kHeaderSize + kept_bytes);
+    for (const SeqRun& r : s.kept) a.kept.push_back({r.first, r.last, ""});
+    for (const SeqRun& r : s.lost) {
+      a.lost.push_back({r.first, r.last, r.reason});
+      // Lost frames of an earlier salvage, or a range no segment held, were no
+      // records of the log: nothing leaves it.
+      if (s.create || r.reason == "lost in an earlier salvage") continue;
+      a.records_dropped += r.last - r.first + 1;
+      if (!a.first_seq) a.first_seq = r.first;
+      a.last_seq = r.last;
     }
-    ALOG_TRY(write_slot(*f, sd.slot, winner_idx, s));
-    ALOG_TRY(f->datasync());
+    a.reason = s.create ? "no segment holds these sequences: a segment of lost frames takes them"
+                        : "damaged: rebuilt with every proven record at its sequence";
+    a.saved_to = s.create ? "" : std::string(kLostFoundName) + "/";
+    rep.actions.push_back(a);
   }
-  ALOG_TRY(f->truncate(b.offset));
-  uint8_t frames[2 * kFrameHeaderSize];
-  size_t n = encode_end(b.crc, b.pending, sd.generation, b.open_batch, frames);
-  ALOG_TRY(f->pwrite(frames, n, b.offset));
-  return f->datasync();
+  rep.planned_next = plan.next_sequence;
 }
 
 }  // namespace
@@ -98,117 +98,57 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
     }
   }
 
-  // The first damage in log order decides a forced cut.
+  // A torn tail that is the active segment's only damage is cut in place
+  // (by the open below); corruption anywhere is salvaged (with force).
   const size_t n = d.segments.size();
-  std::optional<size_t> bad_seg;
-  std::optional<WalkState> cut;  // none: move the whole segment and everything after
-  std::string reason;
-  for (size_t i = 0; i < n && !bad_seg; i++) {
-    const SegmentDetail& sd = d.segments[i];
-    const bool active = i + 1 == n;
-    if (!sd.header_ok) {
-      bad_seg = i;
-      reason = "unreadable segment header or slots";
-    } else if (sd.gap_before) {
-      bad_seg = i;
-      reason = "sequence gap before this segment";
-    } else if (sd.first_damage) {
-      bad_seg = i;
-      cut = sd.damage_boundary;
-      reason = "payload damage at offset " + std::to_string(*sd.first_damage);
-    } else if (sd.stop != Stop::eof) {
-      bool torn = active && sd.stop_state.offset >= sd.slot.synced_offset;
-      if (torn) {
-        RecoverAction a;
-        a.action = "cut";
-        a.file = sd.name;
-        a.offset = sd.boundary.offset;
-        a.bytes_dropped = d.report.segments[i].file_length - sd.boundary.offset;
-        a.first_seq = sd.boundary.seq;
-        a.records_dropped = sd.stop_state.seq - sd.boundary.seq;
-        if (a.records_dropped) a.last_seq = sd.stop_state.seq - 1;
-        a.reason = std::string("torn tail: ") + stop_text(sd.stop);
-        a.saved_to = std::string(kLostFoundName) + "/";
-        rep.actions.push_back(a);
-      } else {
-        bad_seg = i;
-        cut = sd.boundary;
-        reason = std::string(stop_text(sd.stop)) + " at offset " + std::to_string(sd.stop_state.offset);
-      }
-    }
-  }
-  if (bad_seg) {
-    rep.refused = !opt.force;
-    size_t k = *bad_seg;
-    for (size_t j = n; j-- > k + 1;) {
-      const auto& sr = d.report.segments[j];
+  const bool corrupt = d.report.has(Classification::corruption);
+  if (n > 0) {
+    const SegmentDetail& sd = d.segments[n - 1];
+    const bool only_torn = std::none_of(
+        d.report.problems.begin(), d.report.problems.end(), [&](const Problem& p) {
+          return p.file == sd.name && p.classification == Classification::corruption;
+        });
+    if (sd.header_ok && only_torn && sd.stop != Stop::eof &&
+        sd.stop_state.offset >= sd.slot.synced_offset) {
       RecoverAction a;
-      a.action = "move_segment";
-      a.file = sr.file;
-      a.bytes_dropped = sr.file_length;
-      if (sr.header_ok) {
-        a.first_seq = sr.first_sequence;
-        a.records_dropped = sr.next_sequence - sr.first_sequence;
-        if (a.records_dropped) a.last_seq = sr.next_sequence - 1;
-      }
-      a.reason = "after the damage in " + d.segments[k].name;
+      a.action = "cut";
+      a.file = sd.name;
+      a.offset = sd.boundary.offset;
+      a.bytes_dropped = d.report.segments[n - 1].file_length - sd.boundary.offset;
+      a.first_seq = sd.boundary.seq;
+      a.records_dropped = sd.stop_state.seq - sd.boundary.seq;
+      if (a.records_dropped) a.last_seq = sd.stop_state.seq - 1;
+      a.reason = std::string("torn tail: ") + stop_text(sd.stop);
       a.saved_to = std::string(kLostFoundName) + "/";
       rep.actions.push_back(a);
     }
-    const auto& sr = d.report.segments[k];
-    RecoverAction a;
-    a.file = sr.file;
-    a.reason = reason;
-    a.saved_to = std::string(kLostFoundName) + "/";
-    if (cut) {
-      a.action = "cut";
-      a.offset = cut->offset;
-      a.bytes_dropped = sr.file_length - cut->offset;
-      a.first_seq = cut->seq;
-      uint64_t known_next = std::max(sr.next_sequence, d.segments[k].slot.synced_sequence);
-      if (known_next > cut->seq) {
-        a.records_dropped = known_next - cut->seq;
-        a.last_seq = known_next - 1;
+  }
+  SalvagePlan plan;
+  if (corrupt) {
+    rep.refused = !opt.force;
+    if (opt.force) {
+      SalvageOptions so;
+      so.first_seq = opt.first_seq;
+      so.next_seq = opt.next_seq;
+      so.checkpoint_stride = opt.checkpoint_stride;
+      ALOG_ASSIGN(plan, plan_salvage(fs, dir, d, so, c.now()));
+      if (!plan.refused.empty()) {
+        rep.refused = true;
+        rep.refusal = plan.refused;
+      } else {
+        add_salvage_actions(plan, rep);
       }
-    } else {
-      a.action = "move_segment";
-      a.bytes_dropped = sr.file_length;
     }
-    rep.actions.push_back(a);
   }
   if (opt.dry_run || rep.refused) return rep;
 
-  // Apply the forced part while holding the lock.
-  if (bad_seg) {
-    size_t k = *bad_seg;
-    const SegmentDetail& sd = d.segments[k];
-    for (auto& a : rep.actions) {
-      if (a.file == sd.name && a.action == "cut" && cut) {
-        ALOG_ASSIGN(auto f, fs.open(path_join(dir, sd.name), OpenMode::read));
-        ALOG_ASSIGN(a.saved_to, save_tail(fs, dir, *f, sd.name, cut->offset, "forced cut: " + reason, c.now()));
-      }
-    }
-    for (auto& a : rep.actions) {
-      if (a.action != "move_segment") continue;
-      ALOG_ASSIGN(a.saved_to, move_to_lost_found(fs, dir, a.file, a.bytes_dropped,
-                                                 a.file == sd.name ? "forced cut: " + reason : a.reason,
-                                                 c.now()));
-    }
-    if (cut) {
-      int winner = d.report.segments[k].winner_slot;
-      ALOG_TRY(cut_segment(c, sd, winner, *cut));
-    }
-  }
-  uint64_t restart = 0;
-  bool emptied = false;
-  {
-    ALOG_ASSIGN(auto names, fs.list(dir));
-    emptied = std::none_of(names.begin(), names.end(),
-                           [](const std::string& s) { return parse_segment_name(s).has_value(); });
-    if (emptied && bad_seg) {
-      const auto& sd = d.segments[*bad_seg];
-      restart = sd.header_ok ? sd.start_sequence : parse_segment_name(sd.name).value_or(0);
-    }
+  // Apply the salvage while holding the lock.
+  if (!plan.segments.empty()) {
+    ALOG_ASSIGN(auto saved, apply_salvage(fs, dir, plan, opt.checkpoint_stride, c.now()));
+    for (size_t i = 0; i < saved.size(); i++)
+      for (auto& a : rep.actions)
+        if (a.file == plan.segments[i].file && (a.action == "salvage" || a.action == "create_lost"))
+          a.saved_to = saved[i];
   }
   lock.reset();
   // The ordinary open-time recovery cuts a torn tail (saving it in
@@ -216,7 +156,6 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   Options o;
   o.fs = &fs;
   o.clock_ms = opt.clock_ms;
-  o.start_sequence = restart;
   o.max_disk_size = 0;
   std::vector<std::string> lf_before;
   if (auto l = fs.list(c.lost_found()); l.is_ok()) lf_before = *l;

@@ -253,34 +253,75 @@ TEST_CASE("a dry-run recover plans the cut and changes nothing") {
   CHECK(snapshot_tree(t / "log") == before);
 }
 
-TEST_CASE("a forced recover cuts corruption in a sealed segment and moves later segments to lost+found") {
+TEST_CASE("a forced recover salvages a flipped length: records 0-3 lost, every other record keeps its sequence") {
   TempDir t;
-  copy_tree(kVectors + "/sealed-length-flip/log", t / "log");
+  copy_tree(kVectors + "/salvage-length-flip/log", t / "log");
   RecoverOptions o;
   o.force = true;
+  o.checkpoint_stride = 4;  // the log's alog.json
   auto r = recover(t / "log", o);
   REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
   CHECK(r->applied);
   CHECK(r->after.clean());
-  CHECK(r->after.records == 0);
-  auto lf = list_dir(t / "log/lost+found");
-  CHECK(lf.size() == 2 * 9);  // 8 moved segments + 1 cut tail, each with a manifest
+  CHECK(r->after.records == 170);
+  CHECK(r->after.lost_records == 4);
+  REQUIRE(r->actions.size() == 1);
+  CHECK(r->actions[0].action == "salvage");
+  CHECK(r->actions[0].records_dropped == 4);
+  CHECK(read_file(t / "log/00000000000000000000.seg") ==
+        read_file(kVectors + "/salvage-length-flip/after/00000000000000000000.seg"));
+  CHECK(read_file(t / ("log/" + r->actions[0].saved_to)) ==
+        read_file(kVectors + "/salvage-length-flip/log/00000000000000000000.seg"));
   auto log = Log::open(t / "log");
   REQUIRE(log.is_ok());
-  CHECK((*log)->next_sequence() == 0);
-  REQUIRE((*log)->append({"again"}).is_ok());
+  CHECK((*log)->next_sequence() == 174);  // never renumbered
+  auto again = (*log)->append({"again"});
+  REQUIRE(again.is_ok());
+  CHECK(*again == 174);
 }
 
-TEST_CASE("a forced recover of midlog corruption keeps every record before the damaged batch") {
+TEST_CASE("a forced recover of midlog corruption loses only the damaged record") {
   TempDir t;
-  copy_tree(kVectors + "/midlog-corruption/log", t / "log");
+  copy_tree(kVectors + "/salvage-midlog/log", t / "log");
   RecoverOptions o;
   o.force = true;
+  o.checkpoint_stride = 4;
   auto r = recover(t / "log", o);
   REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
   CHECK(r->after.clean());
-  CHECK(r->after.records == 165);
+  CHECK(r->after.records == 173);
+  CHECK(r->after.lost_records == 1);
   auto log = Log::open(t / "log");
   REQUIRE(log.is_ok());
-  CHECK((*log)->next_sequence() == 165);
+  CHECK((*log)->next_sequence() == 174);
+  CHECK((*log)->read(165).status().code() == Errc::lost);
+  CHECK((*log)->read(166).is_ok());
+}
+
+TEST_CASE("a forced recover refuses to salvage an unreadable first-segment slot without --first-seq") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  // Garble both slots of the first segment: no valid slot is left.
+  std::string f = t / "log/00000000000000000000.seg";
+  std::string b = read_file(f);
+  b[64 + 10] = char(b[64 + 10] ^ 0x40);
+  b[128 + 10] = char(b[128 + 10] ^ 0x40);
+  write_file(f, b);
+  auto before = snapshot_tree(t / "log");
+  RecoverOptions o;
+  o.force = true;
+  auto r = recover(t / "log", o);
+  REQUIRE(r.is_ok());
+  CHECK(r->refused);
+  CHECK(r->refusal.find("00000000000000000000.seg") != std::string::npos);
+  CHECK(r->refusal.find("--first-seq") != std::string::npos);
+  auto after = snapshot_tree(t / "log");
+  after.erase("LOCK");
+  CHECK(after == before);
+  o.first_seq = 0;
+  auto r2 = recover(t / "log", o);
+  REQUIRE_MESSAGE(r2.is_ok(), r2.status().to_string());
+  CHECK_FALSE(r2->refused);
+  CHECK(r2->after.clean());
+  CHECK(r2->after.records == 174);
 }

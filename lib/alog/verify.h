@@ -100,8 +100,16 @@ struct VerifyOptions {
 // in the report.
 Result<VerifyReport> verify(const std::string& path, const VerifyOptions& options = {});
 
+// Sequences [first, last], and why (for lost ones).
+struct SeqRange {
+  uint64_t first = 0, last = 0;
+  std::string reason;
+};
+
 struct RecoverAction {
-  std::string action;  // "cut", "move_segment", "remove_tmp", "remove_del", "rename"
+  std::string action;  // "cut", "remove_tmp", "remove_del", "rename", and for a salvage
+                       // "salvage" (a damaged segment rebuilt) and "create_lost" (a
+                       // segment of lost frames for a missing range)
   std::string file;
   std::optional<uint64_t> offset;
   uint64_t records_dropped = 0;
@@ -110,11 +118,16 @@ struct RecoverAction {
   std::optional<uint64_t> last_seq;
   std::string saved_to;  // lost+found/ path, relative to the log directory
   std::string reason;
+  std::vector<SeqRange> kept, lost;  // salvage: the sequences kept and lost
 };
 
 struct RecoverOptions {
   bool dry_run = false;
-  bool force = false;  // cut corruption at the last good batch boundary before it
+  bool force = false;  // salvage corruption (FORMAT.md "Salvage"): no sequence moves
+  // Values salvage refuses without (FORMAT.md, Salvage step 2).
+  std::optional<uint64_t> first_seq;  // the first segment's first sequence to keep
+  std::optional<uint64_t> next_seq;   // the active segment's next sequence
+  uint32_t checkpoint_stride = 64;    // where a rebuild puts checkpoints (alog.json's)
   Fs* fs = nullptr;
   std::function<uint64_t()> clock_ms;
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -123,13 +136,15 @@ struct RecoverOptions {
 struct RecoverReport {
   VerifyReport before;
   std::vector<RecoverAction> actions;
-  bool refused = false;  // corruption found and force not given: nothing changed
+  bool refused = false;  // corruption found and force not given, or salvage refused: nothing changed
+  std::string refusal;   // why salvage refused (names the file and offset)
+  std::optional<uint64_t> planned_next;  // the next sequence a salvage leaves
   bool applied = false;  // actions were carried out (not dry_run)
   VerifyReport after;    // when applied
 };
 
-// Verifies every segment, then plans: cut a torn tail (always), cut
-// corruption only with force (FORMAT.md "A forced cut"), remove leftovers.
+// Verifies every segment, then plans: cut a torn tail (always), salvage
+// corruption only with force (FORMAT.md "Salvage"), remove leftovers.
 // Takes the LOCK (locked when a writer holds it) unless dry_run.
 Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& options = {});
 

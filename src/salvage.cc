@@ -1,0 +1,270 @@
+// Salvage across segments (FORMAT.md steps 0, 2-4): which segments are
+// rebuilt, the segments of lost frames for missing ranges, and the rebuild
+// itself, written as NAME.seg.tmp and renamed over the damaged file once the
+// original is safe in lost+found/.
+#include "salvage.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "alog/crc32c.h"
+#include "lost_found.h"
+
+namespace alog::detail {
+
+using namespace format;
+
+namespace {
+
+// Verification found damage in this file itself (a gap between segments is
+// damage in neither; a torn tail alone is cut in place by opening).
+bool damaged(const VerifyReport& r, const std::string& file) {
+  return std::any_of(r.problems.begin(), r.problems.end(), [&](const Problem& p) {
+    return p.file == file && p.classification == Classification::corruption &&
+           p.kind != "sequence_gap";
+  });
+}
+
+Status refusal(const std::string& file, uint64_t off, const std::string& what) {
+  return Status(Errc::invalid_argument, file + ":" + std::to_string(off) + ": " + what).at(file, off);
+}
+
+}  // namespace
+
+Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDetail& d,
+                                 const SalvageOptions& opt, uint64_t now_ms) {
+  SalvagePlan plan;
+  struct Seen {
+    std::string file;
+    uint64_t start, next, created_at;
+  };
+  std::vector<Seen> order;
+  const size_t n = d.segments.size();
+  for (size_t i = 0; i < n; i++) {
+    const SegmentDetail& sd = d.segments[i];
+    const SegmentReport& sr = d.report.segments[i];
+    if (!damaged(d.report, sd.name)) {
+      order.push_back({sd.name, sr.start_sequence, sr.next_sequence, sr.created_at_ms});
+      continue;
+    }
+    ALOG_ASSIGN(auto file, fs.open(path_join(dir, sd.name), OpenMode::read));
+    ALOG_ASSIGN(uint64_t length, file->size());
+    uint8_t hdr[kHeaderSize] = {};
+    ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));
+    SegmentHeader h;
+    if (got < kHeaderSize || decode_segment_header(hdr, &h) != HeaderError::none) {
+      plan.refused = refusal(sd.name, 0,
+                             "the segment header is unreadable; salvage of such a segment is not "
+                             "implemented yet (the segment is left as it is)")
+                         .message();
+      return plan;
+    }
+    SlotChoice slots = choose_slot(hdr, h.start_sequence);
+    ProofInput in;
+    in.file = file.get();
+    in.name = sd.name;
+    in.length = length;
+    in.header = h;
+    if (slots.winner >= 0) {
+      in.slot = slots.slot[slots.winner];
+      in.slot_may_be_older = slots.state[1 - slots.winner] == SlotState::invalid;
+    }
+    in.active = i + 1 == n;
+    in.first = i == 0;
+    if (i + 1 < n) {
+      const SegmentDetail& nx = d.segments[i + 1];
+      if (nx.header_ok) in.next_start = nx.start_sequence;
+      else in.next_start = parse_segment_name(nx.name);
+    }
+    in.opt = &opt;
+    auto proof = prove_segment(in);
+    if (!proof.is_ok()) {
+      if (!proof.status().is(Errc::invalid_argument)) return proof.status();
+      plan.refused = proof.status().message();
+      return plan;
+    }
+    order.push_back({sd.name, h.start_sequence, proof->next_sequence, h.created_at_ms});
+    plan.segments.push_back(std::move(*proof));
+  }
+  // Step 3: the sequences between segments that no segment holds are lost;
+  // an overlap is refused.
+  std::vector<SegmentSalvage> created;
+  for (size_t i = 0; i + 1 < order.size(); i++) {
+    const Seen& a = order[i];
+    const Seen& b = order[i + 1];
+    if (b.start < a.next) {
+      plan.refused = refusal(b.file, 0,
+                             "overlaps " + a.file + ": it starts at sequence " +
+                                 std::to_string(b.start) + " but " + a.file + " ends at " +
+                                 std::to_string(a.next))
+                         .message();
+      return plan;
+    }
+    if (b.start == a.next) continue;
+    SegmentSalvage s;
+    s.create = true;
+    s.file = segment_name(a.next);
+    s.header.start_sequence = a.next;
+    s.header.generation = 1;
+    s.header.created_at_ms = b.created_at;
+    s.first_sequence = a.next;
+    s.next_sequence = b.start;
+    s.frames.resize(b.start - a.next);
+    s.lost.push_back({a.next, b.start - 1, "missing: no segment holds these sequences"});
+    created.push_back(std::move(s));
+  }
+  (void)now_ms;
+  plan.segments.insert(plan.segments.end(), created.begin(), created.end());
+  std::stable_sort(plan.segments.begin(), plan.segments.end(),
+                   [](const SegmentSalvage& x, const SegmentSalvage& y) {
+                     return x.header.start_sequence < y.header.start_sequence;
+                   });
+  plan.next_sequence = order.empty() ? 0 : order.back().next;
+  return plan;
+}
+
+namespace {
+
+// Writes the rebuilt segment (step 4) to `out`: header, slot A, slot B zero,
+// one frame per sequence, checkpoints where a writer with `stride` puts
+// them, the EOF.
+Status write_rebuild(File& out, File* orig, const SegmentSalvage& s, uint32_t stride) {
+  const uint16_t gen = s.header.generation;
+  const size_t n = s.frames.size();
+  std::string buf(kHeaderSize, '\0');
+  uint64_t flushed = 0;  // bytes of the file before buf
+  auto flush = [&]() -> Status {
+    ALOG_TRY(out.pwrite(buf.data(), buf.size(), flushed));
+    flushed += buf.size();
+    buf.clear();
+    return {};
+  };
+  uint32_t crc = 0;
+  uint32_t pending = 0;
+  bool last_is_checkpoint = false;
+  auto checkpoint = [&](bool eof) {
+    uint8_t f[kFrameHeaderSize];
+    encode_checkpoint(crc, uint16_t(pending), gen, eof, f);
+    buf.append(reinterpret_cast<const char*>(f), kFrameHeaderSize);
+    if (!eof) crc = 0, pending = 0;
+    last_is_checkpoint = true;
+  };
+  // A lost frame ends its batch when the segment ends, when the next frame
+  // is kept, or at 65535 frames; a kept one keeps its flags, and one the
+  // file followed with a checkpoint also ends a batch of the rebuild.
+  std::vector<bool> batch_end(n), ends(n);
+  uint32_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    const SalvagedFrame& f = s.frames[i];
+    run++;
+    if (f.lost) batch_end[i] = i + 1 == n || !s.frames[i + 1].lost || run == kMaxBatchRecords;
+    else batch_end[i] = f.batch_end;
+    ends[i] = batch_end[i] || (!f.lost && f.ends_batch) || i + 1 == n;
+    if (ends[i]) run = 0;
+  }
+  Slot a;
+  a.counter = 1;
+  bool read_set = false;
+  std::string rec;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (!ends[j]) j++;
+    const uint64_t k = j - i + 1;
+    if (pending + k > kMaxPending) checkpoint(false);
+    for (; i <= j; i++) {
+      const uint64_t seq = s.header.start_sequence + i;
+      if (seq == s.first_sequence) {
+        a.read_offset = flushed + buf.size();
+        a.first_sequence = seq;
+        a.read_crc = crc;
+        a.read_pending = uint16_t(pending);
+        read_set = true;
+      }
+      const SalvagedFrame& f = s.frames[i];
+      uint8_t h[kFrameHeaderSize];
+      if (f.lost) {
+        FrameHeader lh;
+        lh.word = 0;
+        lh.stride = 1;
+        lh.generation = gen;
+        lh.flags = uint16_t(kFlagData | kFlagLost | (batch_end[i] ? kFlagBatchEnd : 0));
+        encode_frame_prefix(lh, h);
+        put32(h + 12, crc32c(h, 12));
+        buf.append(reinterpret_cast<const char*>(h), kFrameHeaderSize);
+      } else {
+        rec.resize(kFrameHeaderSize + f.length);
+        ALOG_ASSIGN(size_t got, orig->pread(rec.data(), rec.size(), f.offset));
+        if (got != rec.size())
+          return Status(Errc::io, "short read of a kept record").at(orig->path(), f.offset);
+        std::memcpy(h, rec.data(), kFrameHeaderSize);
+        buf += rec;
+      }
+      crc = crc32c_extend(crc, h, kFrameHeaderSize);
+      pending++;
+      last_is_checkpoint = false;
+    }
+    if (pending >= stride) checkpoint(false);
+    if (buf.size() >= (4u << 20)) ALOG_TRY(flush());
+  }
+  if (n && !batch_end[n - 1] && !last_is_checkpoint) checkpoint(false);
+  const uint64_t eof = flushed + buf.size();
+  if (!read_set) {
+    a.read_offset = eof;
+    a.first_sequence = s.next_sequence;
+    a.read_crc = crc;
+    a.read_pending = uint16_t(pending);
+  }
+  a.synced_offset = eof;
+  a.synced_sequence = s.next_sequence;
+  a.synced_crc = crc;
+  a.synced_pending = uint16_t(pending);
+  checkpoint(true);
+  ALOG_TRY(flush());
+  uint8_t head[kHeaderSize] = {};
+  encode_segment_header(s.header, head);
+  encode_slot(a, head + kSlotAOffset);
+  return out.pwrite(head, kHeaderSize, 0);
+}
+
+std::string lost_text(const SegmentSalvage& s) {
+  std::string t;
+  for (const SeqRun& r : s.lost)
+    t += (t.empty() ? "" : "; ") + std::to_string(r.first) + "-" + std::to_string(r.last) + ": " +
+         r.reason;
+  return t.empty() ? "none" : t;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> apply_salvage(Fs& fs, const std::string& dir,
+                                               const SalvagePlan& plan, uint32_t stride,
+                                               uint64_t now_ms) {
+  std::vector<std::string> saved;
+  for (const SegmentSalvage& s : plan.segments) {
+    const std::string path = path_join(dir, s.file);
+    const std::string tmp = path + ".tmp";
+    if (Status st = fs.unlink(tmp); !st.is_ok() && !st.is(Errc::not_found)) return st;
+    std::unique_ptr<File> orig;
+    if (!s.create) {
+      ALOG_ASSIGN(orig, fs.open(path, OpenMode::read));
+    }
+    {
+      ALOG_ASSIGN(auto out, fs.open(tmp, OpenMode::create_excl));
+      ALOG_TRY(write_rebuild(*out, orig.get(), s, stride));
+      ALOG_TRY(out->datasync());
+    }
+    std::string where;
+    if (!s.create) {
+      // The original goes to lost+found/ whole before it is replaced.
+      ALOG_ASSIGN(where, save_tail(fs, dir, *orig, s.file, 0,
+                                   "salvage: the original before its rebuild; lost " + lost_text(s),
+                                   now_ms));
+    }
+    ALOG_TRY(fs.rename(tmp, path));
+    ALOG_TRY(fs.sync_dir(dir));
+    saved.push_back(where);
+  }
+  return saved;
+}
+
+}  // namespace alog::detail

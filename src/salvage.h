@@ -1,0 +1,93 @@
+// Salvage (FORMAT.md "What each operation does to the files": Salvage, steps
+// 0-5): what `recover --force` does. Every record that can be read and whose
+// sequence is proven keeps it; every other sequence up to the highest one the
+// files show to have been synced becomes a lost frame; nothing is renumbered.
+//
+// plan_salvage() decides everything from the files (the dry run is this
+// plan); apply_salvage() carries a plan out in the crash-safe order of step 4.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alog/format.h"
+#include "alog/fs.h"
+#include "alog/status.h"
+#include "verify_internal.h"
+
+namespace alog::detail {
+
+// The values an operator may give where salvage would otherwise refuse.
+struct SalvageOptions {
+  std::optional<uint64_t> first_seq;   // the first segment's first sequence to keep
+  std::optional<uint64_t> next_seq;    // the active segment's next sequence
+  std::optional<uint16_t> generation;  // for a segment whose header is unreadable
+  bool confirm_missing = false;        // a missing range next to a name-derived start
+  uint32_t checkpoint_stride = 64;     // the rebuild's (alog.json's checkpoint_stride)
+};
+
+// One sequence of a rebuilt segment: a record kept as read, or lost.
+struct SalvagedFrame {
+  bool lost = true;
+  uint64_t offset = 0;     // kept: its frame in the original file
+  uint32_t length = 0;     // kept: payload length
+  bool batch_end = false;  // kept: its BatchEnd flag as read
+  bool ends_batch = false; // kept: the file followed it with a checkpoint
+};
+
+// Sequences [first, last] kept or lost, with why (lost ones).
+struct SeqRun {
+  uint64_t first = 0, last = 0;
+  std::string reason;
+};
+
+struct SegmentSalvage {
+  std::string file;        // NAME.seg
+  bool create = false;     // a segment of lost frames for a missing range (step 3)
+  format::SegmentHeader header;
+  uint64_t first_sequence = 0;  // slot A's first sequence
+  uint64_t next_sequence = 0;
+  uint64_t original_length = 0;
+  std::vector<SalvagedFrame> frames;  // one per sequence, from the start sequence
+  std::vector<SeqRun> kept, lost;
+};
+
+struct SalvagePlan {
+  std::vector<SegmentSalvage> segments;  // the segments rebuilt or created, in log order
+  std::string refused;  // why salvage changes nothing (names the files and offsets); empty: go
+  uint64_t next_sequence = 0;
+};
+
+// Plans a salvage of the log verify_detail() described (every segment
+// verified). Errors only for I/O; refusals are in the plan.
+Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDetail& d,
+                                 const SalvageOptions& opt, uint64_t now_ms);
+
+// Rebuilds and creates the plan's segments (NAME.seg.tmp, synced; the
+// original copied whole to lost+found/ first; rename; directory sync).
+// Returns, per planned segment, the lost+found path of its original ("" for
+// created ones).
+Result<std::vector<std::string>> apply_salvage(Fs& fs, const std::string& dir,
+                                               const SalvagePlan& plan, uint32_t stride,
+                                               uint64_t now_ms);
+
+// Step 1 for one segment whose fixed header is readable (or given):
+// proves sequences from the anchors; a refusal is an invalid_argument status
+// naming the file and offsets.
+struct ProofInput {
+  File* file = nullptr;
+  std::string name;
+  uint64_t length = 0;
+  format::SegmentHeader header;
+  std::optional<format::Slot> slot;   // the winning slot, when one is valid
+  bool slot_may_be_older = false;     // the other slot is neither valid nor zero
+  bool active = false;
+  bool first = false;                 // the log's first segment
+  std::optional<uint64_t> next_start; // the next segment's start sequence
+  const SalvageOptions* opt = nullptr;
+};
+Result<SegmentSalvage> prove_segment(const ProofInput& in);
+
+}  // namespace alog::detail
