@@ -195,7 +195,9 @@ TEST_CASE("a crash at every file-system step of a salvage leaves the damaged log
   for (Op op : ops)
     for (uint64_t nth = 1; nth <= calls[op]; nth++) steps.push_back({op, nth});
   steps.push_back({Op::write, 0});
-  for (const auto& [op, nth] : steps) {
+  for (const auto& step : steps) {
+    const Op op = step.first;
+    const uint64_t nth = step.second;
     for (uint64_t seed = 0; seed < 4; seed++) {
       CAPTURE(int(op));
       CAPTURE(nth);
