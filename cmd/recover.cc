@@ -19,6 +19,8 @@ struct RecoverCmdOptions {
   bool dry_run = false;
   bool force = false;
   std::optional<std::string> first_seq, next_seq;
+  std::optional<uint32_t> generation;
+  bool confirm_missing = false;
 };
 
 bool has_damage(const VerifyReport& r) { return !r.clean(); }
@@ -202,7 +204,10 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
   ro.force = o.force;
   if (o.first_seq) ro.first_seq = *parse_u64(*o.first_seq);
   if (o.next_seq) ro.next_seq = *parse_u64(*o.next_seq);
-  if ((o.first_seq || o.next_seq) && !o.force) throw UsageError("--first-seq and --next-seq need --force");
+  if ((o.first_seq || o.next_seq || o.generation || o.confirm_missing) && !o.force)
+    throw UsageError("--first-seq, --next-seq, --generation and --confirm-missing need --force");
+  if (o.generation) ro.generation = uint16_t(*o.generation);
+  ro.confirm_missing = o.confirm_missing;
   ro.checkpoint_stride = load_options(o.dir, CreateOptions{}).checkpoint_stride;
   ro.progress = progress_fn(progress);
   auto res = recover(o.dir, ro);
@@ -231,6 +236,10 @@ Command add_recover(CLI::App& app, const Global& g) {
       ->type_name("SEQ")->check(CLI::Validator(check_u64(), "SEQ"));
   sub->add_option("--next-seq", o->next_seq, "Salvage: the active segment's next sequence")
       ->type_name("SEQ")->check(CLI::Validator(check_u64(), "SEQ"));
+  sub->add_option("--generation", o->generation, "Salvage: the generation of a segment whose header is unreadable")
+      ->type_name("G")->check(CLI::Range(1, 65535));
+  sub->add_flag("--confirm-missing", o->confirm_missing,
+                "Salvage: sequences missing next to a segment whose start came from its name are lost");
   return {sub, false, [o, &g] { return run_recover(*o, g); }};
 }
 

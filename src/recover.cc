@@ -130,6 +130,8 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
       SalvageOptions so;
       so.first_seq = opt.first_seq;
       so.next_seq = opt.next_seq;
+      so.generation = opt.generation;
+      so.confirm_missing = opt.confirm_missing;
       so.checkpoint_stride = opt.checkpoint_stride;
       ALOG_ASSIGN(plan, plan_salvage(fs, dir, d, so, c.now()));
       if (!plan.refused.empty()) {

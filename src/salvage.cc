@@ -25,6 +25,46 @@ bool damaged(const VerifyReport& r, const std::string& file) {
   });
 }
 
+// The generation of a segment whose fixed header is unreadable: that of a
+// valid frame at offset 192 (recycling writes it first), else of an EOF at a
+// valid slot's synced offset.
+std::optional<uint16_t> generation_from_frames(File& f, uint64_t length, const SlotChoice& slots) {
+  auto frame_gen = [&](uint64_t off, bool eof_only) -> std::optional<uint16_t> {
+    uint8_t h[kFrameHeaderSize];
+    auto got = f.pread(h, kFrameHeaderSize, off);
+    if (!got.is_ok() || *got != kFrameHeaderSize) return std::nullopt;
+    FrameHeader fh = decode_frame_header(h);
+    if (fh.generation == 0 || fh.reserved != 0) return std::nullopt;
+    if (fh.is_eof() || (!eof_only && fh.is_checkpoint()))
+      return crc32c(h, 12) == fh.crc ? std::optional(fh.generation) : std::nullopt;
+    if (eof_only || !fh.is_data() || fh.stride != 1 || off + kFrameHeaderSize + fh.word > length)
+      return std::nullopt;
+    std::string p(fh.word, '\0');
+    auto pg = f.pread(p.data(), p.size(), off + kFrameHeaderSize);
+    if (!pg.is_ok() || *pg != p.size() || frame_crc(h, p.data(), p.size()) != fh.crc) return std::nullopt;
+    return fh.generation;
+  };
+  if (auto g = frame_gen(kHeaderSize, false)) return g;
+  for (int k = 0; k < 2; k++)
+    if (slots.state[k] == SlotState::valid)
+      if (auto g = frame_gen(slots.slot[k].synced_offset, true)) return g;
+  return std::nullopt;
+}
+
+// `created at` for an unreadable header: the next segment's, found through
+// any run of unreadable ones; for the last segment, the time of the salvage.
+Result<uint64_t> created_after(Fs& fs, const std::string& dir, const VerifyDetail& d, size_t i,
+                               uint64_t now_ms) {
+  for (size_t j = i + 1; j < d.segments.size(); j++) {
+    ALOG_ASSIGN(auto f, fs.open(path_join(dir, d.segments[j].name), OpenMode::read));
+    uint8_t hdr[kFixedSize];
+    ALOG_ASSIGN(size_t got, f->pread(hdr, kFixedSize, 0));
+    SegmentHeader h;
+    if (got == kFixedSize && decode_segment_header(hdr, &h) == HeaderError::none) return h.created_at_ms;
+  }
+  return now_ms;
+}
+
 Status refusal(const std::string& file, uint64_t off, const std::string& what) {
   return Status(Errc::invalid_argument, file + ":" + std::to_string(off) + ": " + what).at(file, off);
 }
@@ -37,6 +77,7 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
   struct Seen {
     std::string file;
     uint64_t start, next, created_at;
+    bool from_name;  // its start came from its file name
   };
   std::vector<Seen> order;
   const size_t n = d.segments.size();
@@ -44,7 +85,7 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
     const SegmentDetail& sd = d.segments[i];
     const SegmentReport& sr = d.report.segments[i];
     if (!damaged(d.report, sd.name)) {
-      order.push_back({sd.name, sr.start_sequence, sr.next_sequence, sr.created_at_ms});
+      order.push_back({sd.name, sr.start_sequence, sr.next_sequence, sr.created_at_ms, false});
       continue;
     }
     ALOG_ASSIGN(auto file, fs.open(path_join(dir, sd.name), OpenMode::read));
@@ -52,12 +93,29 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
     uint8_t hdr[kHeaderSize] = {};
     ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));
     SegmentHeader h;
-    if (got < kHeaderSize || decode_segment_header(hdr, &h) != HeaderError::none) {
-      plan.refused = refusal(sd.name, 0,
-                             "the segment header is unreadable; salvage of such a segment is not "
-                             "implemented yet (the segment is left as it is)")
-                         .message();
-      return plan;
+    bool from_name = false;
+    if (got < kFixedSize || decode_segment_header(hdr, &h) != HeaderError::none) {
+      // Step 2: the start from the canonical name, the generation from the
+      // frame at 192 or an EOF at a valid slot's synced offset (or given),
+      // created at from the next readable segment (the last: now).
+      auto start = parse_segment_name(sd.name);
+      if (!start) {
+        plan.refused = refusal(sd.name, 0, "the segment header is unreadable and the name is not a "
+                                           "segment name: its start sequence is unknown").message();
+        return plan;
+      }
+      h.start_sequence = *start;
+      SlotChoice sc = choose_slot(hdr, *start);
+      auto gen = generation_from_frames(*file, length, sc);
+      if (!gen) gen = opt.generation;
+      if (!gen) {
+        plan.refused = refusal(sd.name, 0, "the segment header is unreadable and no valid frame tells its "
+                                           "generation: give it (--generation)").message();
+        return plan;
+      }
+      h.generation = *gen;
+      ALOG_ASSIGN(h.created_at_ms, created_after(fs, dir, d, i, now_ms));
+      from_name = true;
     }
     SlotChoice slots = choose_slot(hdr, h.start_sequence);
     ProofInput in;
@@ -71,6 +129,7 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
     }
     in.active = i + 1 == n;
     in.first = i == 0;
+    in.header_from_name = from_name;
     if (i + 1 < n) {
       const SegmentDetail& nx = d.segments[i + 1];
       if (nx.header_ok) in.next_start = nx.start_sequence;
@@ -83,7 +142,7 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
       plan.refused = proof.status().message();
       return plan;
     }
-    order.push_back({sd.name, h.start_sequence, proof->next_sequence, h.created_at_ms});
+    order.push_back({sd.name, h.start_sequence, proof->next_sequence, h.created_at_ms, from_name});
     plan.segments.push_back(std::move(*proof));
   }
   // Step 3: the sequences between segments that no segment holds are lost;
@@ -101,6 +160,14 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
       return plan;
     }
     if (b.start == a.next) continue;
+    if ((a.from_name || b.from_name) && !opt.confirm_missing) {
+      plan.refused = refusal(b.file, 0,
+                             "sequences " + std::to_string(a.next) + "-" + std::to_string(b.start - 1) +
+                                 " are missing next to a segment whose start came from its file name: "
+                                 "confirm they are lost (--confirm-missing)")
+                         .message();
+      return plan;
+    }
     SegmentSalvage s;
     s.create = true;
     s.file = segment_name(a.next);
@@ -113,7 +180,6 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
     s.lost.push_back({a.next, b.start - 1, "missing: no segment holds these sequences"});
     created.push_back(std::move(s));
   }
-  (void)now_ms;
   plan.segments.insert(plan.segments.end(), created.begin(), created.end());
   std::stable_sort(plan.segments.begin(), plan.segments.end(),
                    [](const SegmentSalvage& x, const SegmentSalvage& y) {

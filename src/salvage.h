@@ -83,6 +83,7 @@ struct ProofInput {
   format::SegmentHeader header;
   std::optional<format::Slot> slot;   // the winning slot, when one is valid
   bool slot_may_be_older = false;     // the other slot is neither valid nor zero
+  bool header_from_name = false;      // bytes 0-63 unreadable: start from the name (step 2)
   bool active = false;
   bool first = false;                 // the log's first segment
   std::optional<uint64_t> next_start; // the next segment's start sequence

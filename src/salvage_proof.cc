@@ -365,10 +365,13 @@ Status Prover::after_stop(Stop stop) {
 
 Result<SegmentSalvage> Prover::run() {
   const SalvageOptions& opt = *in_.opt;
-  uint64_t first = has_slot_ ? slot_.first_sequence : start_;
-  if (in_.first && (!has_slot_ || in_.slot_may_be_older)) {
+  uint64_t first = has_slot_ && !in_.header_from_name ? slot_.first_sequence : start_;
+  if (in_.first && (!has_slot_ || in_.slot_may_be_older || in_.header_from_name)) {
     if (!opt.first_seq)
-      return refuse(0, has_slot_ ? "the first segment's other slot is damaged, so its valid slot may be "
+      return refuse(0, in_.header_from_name
+                           ? "the first segment's header is unreadable: give the first sequence to "
+                             "keep (--first-seq)"
+                       : has_slot_ ? "the first segment's other slot is damaged, so its valid slot may be "
                                    "older: give the first sequence to keep (--first-seq)"
                                  : "the first segment has no valid slot: give the first sequence to "
                                    "keep (--first-seq)");

@@ -93,3 +93,84 @@ TEST_CASE("salvage leaves every salvage vector's after/ segment files byte for b
   for (const char* name : {"salvage-midlog", "salvage-length-flip", "salvage-missing-segment"})
     check_salvage_vector(name);
 }
+
+namespace {
+
+// Plans (and unless refused, applies) a salvage of the log at dir.
+SalvagePlan salvage(const std::string& dir, const SalvageOptions& so, bool apply = true) {
+  auto d = verify_detail(dir, VerifyOptions{});
+  REQUIRE(d.is_ok());
+  auto plan = plan_salvage(posix_fs(), dir, *d, so, 1767225700000);
+  REQUIRE(plan.is_ok());
+  if (apply && plan->refused.empty())
+    REQUIRE(apply_salvage(posix_fs(), dir, *plan, so.checkpoint_stride, 1767225700000).is_ok());
+  return *plan;
+}
+
+void flip(const std::string& path, size_t at) {
+  std::string b = read_file(path);
+  b[at] = char(b[at] ^ 0x21);
+  write_file(path, b);
+}
+
+}  // namespace
+
+TEST_CASE("an unreadable first-segment header is refused without --first-seq and salvaged with it") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  flip(t / "log/00000000000000000000.seg", 20);  // created at: the header CRC fails
+  auto before = snapshot_tree(t / "log");
+  SalvageOptions so;
+  SalvagePlan p = salvage(t / "log", so);
+  CHECK(p.refused.find("00000000000000000000.seg:0") != std::string::npos);
+  CHECK(p.refused.find("--first-seq") != std::string::npos);
+  CHECK(snapshot_tree(t / "log") == before);
+  so.first_seq = 0;
+  p = salvage(t / "log", so);
+  REQUIRE_MESSAGE(p.refused.empty(), p.refused);
+  auto rep = verify(t / "log");
+  REQUIRE(rep.is_ok());
+  CHECK(rep->clean());
+  CHECK(rep->records == 174);  // the start came from the name, the generation from the frame at 192
+  CHECK(rep->lost_records == 0);
+}
+
+TEST_CASE("sequences missing next to a name-derived start are refused without --confirm-missing") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  REQUIRE(std::remove((t / "log/00000000000000000087.seg").c_str()) == 0);
+  flip(t / "log/00000000000000000107.seg", 20);
+  SalvageOptions so;
+  SalvagePlan p = salvage(t / "log", so);
+  CHECK(p.refused.find("--confirm-missing") != std::string::npos);
+  so.confirm_missing = true;
+  p = salvage(t / "log", so);
+  REQUIRE_MESSAGE(p.refused.empty(), p.refused);
+  auto rep = verify(t / "log");
+  REQUIRE(rep.is_ok());
+  CHECK(rep->clean());
+  CHECK(rep->lost_records == 20);  // 87-106
+  CHECK(rep->next_sequence == 174);
+}
+
+TEST_CASE("an unreadable header whose frames cannot tell the generation is refused without --generation") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  const std::string f = t / "log/00000000000000000061.seg";
+  flip(f, 20);                          // the fixed header
+  flip(f, 64 + 10);                     // slot A
+  flip(f, 128 + 10);                    // slot B
+  flip(f, format::kHeaderSize + 16 + 2);  // the first record's payload
+  SalvageOptions so;
+  SalvagePlan p = salvage(t / "log", so);
+  CHECK(p.refused.find("00000000000000000061.seg:0") != std::string::npos);
+  CHECK(p.refused.find("--generation") != std::string::npos);
+  so.generation = 1;
+  p = salvage(t / "log", so);
+  REQUIRE_MESSAGE(p.refused.empty(), p.refused);
+  auto rep = verify(t / "log");
+  REQUIRE(rep.is_ok());
+  CHECK(rep->clean());
+  CHECK(rep->lost_records == 1);  // the damaged record; its header was confirmed
+  CHECK(rep->next_sequence == 174);
+}

@@ -127,6 +127,8 @@ struct RecoverOptions {
   // Values salvage refuses without (FORMAT.md, Salvage step 2).
   std::optional<uint64_t> first_seq;  // the first segment's first sequence to keep
   std::optional<uint64_t> next_seq;   // the active segment's next sequence
+  std::optional<uint16_t> generation; // a segment whose header and frames cannot tell it
+  bool confirm_missing = false;       // sequences missing next to a name-derived start are lost
   uint32_t checkpoint_stride = 64;    // where a rebuild puts checkpoints (alog.json's)
   Fs* fs = nullptr;
   std::function<uint64_t()> clock_ms;
