@@ -19,7 +19,7 @@ namespace {
 struct CatOptions {
   std::string dir;
   std::optional<std::string> from, to, count, last;
-  bool null = false, len32 = false, seq = false, follow = false;
+  bool null = false, len32 = false, seq = false, follow = false, salvage = false;
   std::optional<std::string> payload;
   int poll_ms = 100;
 };
@@ -339,11 +339,54 @@ int cat_dir(const CatOptions& o, const Global& g) {
   }
 }
 
+// cat --salvage: the log as recover --force would leave it, read without
+// changing a byte; one problem per damage first (JSON objects, text on
+// standard error), then records and lost runs. Exit 4 when damage was found.
+int cat_salvaged(const CatOptions& o, const Global& g) {
+  require_log_dir(o.dir);
+  RecoverOptions ro;
+  ro.checkpoint_stride = load_options(o.dir, CreateOptions{}).checkpoint_stride;
+  Printer p(o, g);
+  Range r = resolve(o, 0, 0);
+  const Status enough(Errc::stopped, "enough records");
+  Result<SalvageReadReport> rep = read_salvaged(
+      o.dir, ro, [&](uint64_t seq, std::string_view payload, bool lost) -> Status {
+        if (seq < r.from) return {};
+        if (done(r, p, seq)) return enough;
+        if (lost) p.lost(seq);
+        else p.record(seq, payload);
+        check_interrupted();
+        return {};
+      });
+  if (!rep.is_ok()) fail(rep.status(), o.dir);
+  p.flush_lost();
+  out_flush();
+  // The damage is reported after the records it costs, as a reading cat
+  // reports a problem when it meets it.
+  {
+    for (const Problem& pr : rep->damage.problems) {
+      if (pr.classification != Classification::corruption) continue;
+      p.problem(pr);
+      out_flush();
+      fmt::print(stderr, "alog: {}\n",
+                 located(path_join(o.dir, pr.file), pr.offset, "corruption: " + pr.kind + ": " + pr.message));
+    }
+    if (!rep->refused.empty())
+      throw Failure("corrupt", o.dir, std::nullopt, "salvage would refuse: " + rep->refused, kExitDamaged);
+    return rep->damage.has(Classification::corruption) ? kExitDamaged : kExitOk;
+  }
+}
+
 int run_cat(const CatOptions& o, const Global& g) {
   if (o.len32 && (o.seq || g.json())) throw UsageError("--len32 cannot be combined with --seq or --json");
   if (o.null && g.json()) throw UsageError("-0 cannot be combined with --json");
   if (o.from && o.to && *parse_u64(*o.to) < *parse_u64(*o.from))
     throw UsageError("--to is less than --from");
+  if (o.salvage) {
+    if (o.follow || o.last) throw UsageError("--salvage cannot be combined with -f or --last");
+    if (is_regular_file(o.dir)) throw UsageError("--salvage reads a log directory, not a segment file");
+    return cat_salvaged(o, g);
+  }
   if (is_regular_file(o.dir)) return cat_segment(o, g);
   return cat_dir(o, g);
 }
@@ -368,6 +411,8 @@ Command add_cat(CLI::App& app, const Global& g) {
   n0->excludes(l32);
   sub->add_flag("--seq", o->seq, "Prefix each record with SEQ and a tab");
   sub->add_flag("-f,--follow", o->follow, "Wait for new records, like tail -f");
+  sub->add_flag("--salvage", o->salvage,
+                "Read a damaged log as recover --force would leave it, changing nothing");
   sub->add_option("--payload", o->payload, "Payload encoding (text default: raw; JSON: base64)")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}));
   return {sub, true, [o, &g] { return run_cat(*o, g); }};

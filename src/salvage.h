@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +74,12 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
 Result<std::vector<std::string>> apply_salvage(Fs& fs, const std::string& dir,
                                                const SalvagePlan& plan, uint32_t stride,
                                                uint64_t now_ms);
+
+// Calls fn(seq, payload, lost) for every sequence a salvage by `plan` would
+// leave, in order, from the files as they are (nothing is written).
+using SalvageVisit = std::function<Status(uint64_t seq, std::string_view payload, bool lost)>;
+Status salvage_read(Fs& fs, const std::string& dir, const VerifyDetail& d, const SalvagePlan& plan,
+                    const SalvageVisit& fn);
 
 // Step 1 for one segment whose fixed header is readable (or given):
 // proves sequences from the anchors; a refusal is an invalid_argument status

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "alog/fs.h"
@@ -144,6 +145,21 @@ struct RecoverReport {
   bool applied = false;  // actions were carried out (not dry_run)
   VerifyReport after;    // when applied
 };
+
+// Reads a log as recover --force would leave it, changing nothing (the
+// operator's way to get data out of a log on read-only media or kept as
+// evidence): fn(seq, payload, lost) for every sequence in order, records
+// with proven sequences and lost ones for the rest. `damage` lists what
+// verification found; when salvage would refuse, `refused` says why and
+// fn is not called. fn ends the reading early by returning Errc::stopped. Options: fs, first_seq, next_seq, generation,
+// confirm_missing, checkpoint_stride.
+struct SalvageReadReport {
+  VerifyReport damage;
+  std::string refused;
+};
+Result<SalvageReadReport> read_salvaged(
+    const std::string& dir, const RecoverOptions& options,
+    const std::function<Status(uint64_t seq, std::string_view payload, bool lost)>& fn);
 
 // Verifies every segment, then plans: cut a torn tail (always), salvage
 // corruption only with force (FORMAT.md "Salvage"), remove leftovers.

@@ -1,0 +1,110 @@
+// Reading a damaged log as a salvage would leave it, without changing a
+// byte (cat --salvage): the records whose sequences are proven, lost ones
+// for the rest, from the same plan a salvage would carry out.
+#include "frame_reader.h"
+#include "salvage.h"
+
+namespace alog::detail {
+
+using namespace format;
+
+namespace {
+
+// An undamaged segment's records from its read offset, up to `next` (the
+// end verification found: the EOF, or the batch boundary before a torn tail).
+Status walk_clean(File& f, uint64_t length, const SegmentDetail& sd, uint64_t next,
+                  const SalvageVisit& fn) {
+  FrameWindow w(&f, length, 1 << 20);
+  Walker walk(&w, sd.generation, read_state(sd.slot), /*read_payloads=*/true);
+  while (walk.state().seq < next) {
+    Stop s = walk.step();
+    if (s == Stop::io_error) return w.error();
+    if (s != Stop::none) break;
+    const FrameInfo& fr = walk.frame();
+    if (!fr.h.is_data()) continue;
+    std::string_view payload(reinterpret_cast<const char*>(fr.payload), fr.h.word);
+    ALOG_TRY(fn(fr.seq, fr.h.is_lost() ? std::string_view() : payload, fr.h.is_lost()));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status salvage_read(Fs& fs, const std::string& dir, const VerifyDetail& d, const SalvagePlan& plan,
+                    const SalvageVisit& fn) {
+  // Log order: the planned segments (rebuilt or created) by start sequence,
+  // the others as verification found them.
+  size_t k = 0;
+  auto emit_planned = [&](const SegmentSalvage& s) -> Status {
+    std::unique_ptr<File> f;
+    if (!s.create) {
+      ALOG_ASSIGN(f, fs.open(path_join(dir, s.file), OpenMode::read));
+    }
+    std::string buf;
+    for (uint64_t seq = s.first_sequence; seq < s.next_sequence; seq++) {
+      const SalvagedFrame& fr = s.frames[seq - s.header.start_sequence];
+      if (fr.lost) {
+        ALOG_TRY(fn(seq, {}, true));
+        continue;
+      }
+      buf.resize(fr.length);
+      ALOG_ASSIGN(size_t got, f->pread(buf.data(), fr.length, fr.offset + kFrameHeaderSize));
+      if (got != fr.length) return Status(Errc::io, "short read").at(f->path(), fr.offset);
+      ALOG_TRY(fn(seq, buf, false));
+    }
+    return {};
+  };
+  for (size_t i = 0; i < d.segments.size(); i++) {
+    const SegmentDetail& sd = d.segments[i];
+    const SegmentReport& sr = d.report.segments[i];
+    const uint64_t start = sd.header_ok ? sd.start_sequence : parse_segment_name(sd.name).value_or(0);
+    while (k < plan.segments.size() && plan.segments[k].create &&
+           plan.segments[k].header.start_sequence < start)
+      ALOG_TRY(emit_planned(plan.segments[k++]));
+    if (k < plan.segments.size() && plan.segments[k].file == sd.name) {
+      ALOG_TRY(emit_planned(plan.segments[k++]));
+      continue;
+    }
+    if (!sd.header_ok) continue;  // not planned: salvage refused (the caller says so)
+    ALOG_ASSIGN(auto f, fs.open(path_join(dir, sd.name), OpenMode::read));
+    ALOG_TRY(walk_clean(*f, sr.file_length, sd, sr.next_sequence, fn));
+  }
+  while (k < plan.segments.size()) ALOG_TRY(emit_planned(plan.segments[k++]));
+  return {};
+}
+
+}  // namespace alog::detail
+
+namespace alog {
+
+Result<SalvageReadReport> read_salvaged(
+    const std::string& dir, const RecoverOptions& opt,
+    const std::function<Status(uint64_t seq, std::string_view payload, bool lost)>& fn) {
+  Fs& fs = opt.fs ? *opt.fs : posix_fs();
+  VerifyOptions vo;
+  vo.fs = &fs;
+  vo.progress = opt.progress;
+  ALOG_ASSIGN(detail::VerifyDetail d, detail::verify_detail(dir, vo));
+  SalvageReadReport rep;
+  rep.damage = d.report;
+  detail::SalvageOptions so;
+  so.first_seq = opt.first_seq;
+  so.next_seq = opt.next_seq;
+  so.generation = opt.generation;
+  so.confirm_missing = opt.confirm_missing;
+  so.checkpoint_stride = opt.checkpoint_stride;
+  detail::SalvagePlan plan;
+  if (d.report.has(Classification::corruption)) {
+    ALOG_ASSIGN(plan, detail::plan_salvage(fs, dir, d, so, 0));
+    if (!plan.refused.empty()) {
+      rep.refused = plan.refused;
+      return rep;
+    }
+  }
+  // fn ends the reading early with a `stopped` status.
+  if (Status st = detail::salvage_read(fs, dir, d, plan, fn); !st.is_ok() && !st.is(Errc::stopped))
+    return st;
+  return rep;
+}
+
+}  // namespace alog

@@ -1,0 +1,103 @@
+// recover --force (salvage) and cat --salvage through the CLI: the plan is
+// what the run does, a salvaged log reads as cat --salvage read it before,
+// and nothing moves a sequence.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+
+using namespace alog::test;
+using namespace alog::test::cli;
+using nlohmann::json;
+
+namespace {
+
+// The "record" and "lost" lines of cat --json output.
+std::string records_only(const std::string& out) {
+  std::string keep;
+  size_t at = 0;
+  while (at < out.size()) {
+    size_t nl = out.find('\n', at);
+    std::string line = out.substr(at, nl - at);
+    at = nl == std::string::npos ? out.size() : nl + 1;
+    json j = json::parse(line);
+    if (j["type"] == "record" || j["type"] == "lost") keep += line + "\n";
+  }
+  return keep;
+}
+
+}  // namespace
+
+TEST_CASE("cat --salvage reads a damaged log as recover --force leaves it, without changing a byte") {
+  for (const char* name : {"salvage-midlog", "salvage-length-flip", "salvage-missing-segment"}) {
+    CAPTURE(name);
+    TempDir t;
+    std::string dir = copy_vector(t, name);
+    auto before = snapshot_tree(dir);
+    RunResult read = run_alog("--json cat --salvage " + dir);
+    CHECK(read.exit_code == 4);  // damage found, left in place
+    CHECK(snapshot_tree(dir) == before);
+    CHECK(read.out.find("\"type\":\"problem\"") != std::string::npos);
+    RunResult plan = run_alog("--json recover -n --force " + dir);
+    CHECK(plan.exit_code == 4);
+    CHECK(snapshot_tree(dir) == before);
+    RunResult done = run_alog("--json recover --force " + dir);
+    CHECK(done.exit_code == 1);
+    // The plan's actions are the run's, but for where the original went.
+    json p = json::parse(plan.out), d = json::parse(done.out);
+    for (auto* j : {&p, &d})
+      for (auto& a : (*j)["actions"]) a.erase("saved_to");
+    CHECK(p["actions"] == d["actions"]);
+    CHECK(p["next_seq"] == d["next_seq"]);
+    RunResult after = run_alog("--json cat " + dir);
+    CHECK(after.exit_code == 0);
+    CHECK(records_only(after.out) == records_only(read.out));
+    RunResult verify = run_alog("verify " + dir);
+    CHECK(verify.exit_code == 0);
+    // The next append continues after the highest synced sequence.
+    RunResult app = run_alog("append " + dir, "next\n");
+    CHECK(app.exit_code == 0);
+    CHECK(app.out == std::to_string(d["next_seq"].get<uint64_t>()) + "\n");
+  }
+}
+
+TEST_CASE("recover without --force refuses corruption and names --force as the salvage") {
+  TempDir t;
+  std::string dir = copy_vector(t, "salvage-midlog");
+  auto before = snapshot_tree(dir);
+  RunResult r = run_alog("recover " + dir);
+  CHECK(r.exit_code == 4);
+  CHECK(r.out.find("use --force to salvage") != std::string::npos);
+  auto after = snapshot_tree(dir);
+  after.erase("LOCK");  // the real run takes the lock
+  CHECK(after == before);
+}
+
+TEST_CASE("cat --salvage refuses a segment file, -f and --last as usage errors") {
+  TempDir t;
+  std::string dir = copy_vector(t, "salvage-midlog");
+  CHECK(run_alog("cat --salvage -f " + dir).exit_code == 16);
+  CHECK(run_alog("cat --salvage --last 3 " + dir).exit_code == 16);
+  CHECK(run_alog("cat --salvage " + dir + "/00000000000000000000.seg").exit_code == 16);
+}
+
+TEST_CASE("recover --force refuses with a one-line reason naming the file when salvage cannot go on") {
+  TempDir t;
+  std::string dir = copy_vector(t, "multi-segment");
+  std::string f = dir + "/00000000000000000000.seg";
+  std::string b = read_file(f);
+  b[20] = char(b[20] ^ 1);  // the first segment's fixed header
+  write_file(f, b);
+  auto before = snapshot_tree(dir);
+  RunResult r = run_alog("recover --force " + dir);
+  CHECK(r.exit_code == 4);
+  CHECK(r.out.find("refused: salvage cannot go on: ") != std::string::npos);
+  CHECK(r.out.find("--first-seq") != std::string::npos);
+  auto after = snapshot_tree(dir);
+  after.erase("LOCK");
+  CHECK(after == before);
+  RunResult ok = run_alog("recover --force --first-seq 0 " + dir);
+  CHECK(ok.exit_code == 1);
+  CHECK(run_alog("verify " + dir).exit_code == 0);
+}
