@@ -269,6 +269,13 @@ Status LogImpl::load_segments(bool writer) {
         std::any_of(early.begin(), early.end(), is_other))
       return not_a_log_here();
     ALOG_ASSIGN(lock_, fs_->lock(path_join(dir_, std::string(kLockName))));
+    // Recovery may have to save bytes in lost+found/: refuse a link there
+    // before anything in the directory changes.
+    ALOG_ASSIGN(FileStat lf, fs_->stat(path_join(dir_, std::string(kLostFoundName))));
+    if (lf.is_symlink || (lf.exists && !lf.is_dir))
+      return Status(Errc::not_a_log, std::string(lf.is_symlink ? "is a symbolic link" : "is not a directory") +
+                                         "; refusing to save removed bytes there")
+          .at(path_join(dir_, std::string(kLostFoundName)));
   }
   ALOG_ASSIGN(auto names, fs_->list(dir_));
   std::sort(names.begin(), names.end());
