@@ -63,6 +63,25 @@ Status cut_segment(const Ctx& c, const SegmentDetail& sd, int winner_idx, const 
   return f->datasync();
 }
 
+// A sealed segment whose records all read, to a valid EOF where the next
+// segment starts, but whose winning slot says another synced offset (the
+// slot that won was damaged, and the older one wins): both slots are
+// written again from the walk, so no valid slot keeps the old offset.
+Status rewrite_slots(const Ctx& c, const SegmentDetail& sd, int winner_idx) {
+  ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
+  Slot s = sd.slot;
+  s.synced_offset = sd.stop_state.offset;
+  s.synced_sequence = sd.stop_state.seq;
+  s.synced_crc = sd.stop_state.crc;
+  s.synced_pending = sd.stop_state.pending;
+  ALOG_TRY(write_slot(*f, sd.slot, winner_idx, s));
+  ALOG_TRY(f->datasync());
+  Slot won = s;
+  won.counter = static_cast<uint16_t>(sd.slot.counter + 1);
+  ALOG_TRY(write_slot(*f, won, 1 - winner_idx, s));
+  return f->datasync();
+}
+
 }  // namespace
 
 Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt) {
@@ -103,9 +122,23 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   std::optional<size_t> bad_seg;
   std::optional<WalkState> cut;  // none: move the whole segment and everything after
   std::string reason;
+  std::vector<size_t> slot_fixes;  // sealed segments whose slots rewrite_slots() repairs
   for (size_t i = 0; i < n && !bad_seg; i++) {
     const SegmentDetail& sd = d.segments[i];
     const bool active = i + 1 == n;
+    if (sd.header_ok && !active && sd.stop == Stop::eof && !sd.first_damage && !sd.gap_before &&
+        sd.stop_state.offset != sd.slot.synced_offset && d.segments[i + 1].header_ok &&
+        d.segments[i + 1].start_sequence == sd.stop_state.seq) {
+      RecoverAction a;
+      a.action = "rewrite_slots";
+      a.file = sd.name;
+      a.reason = "the winning slot's synced offset " + std::to_string(sd.slot.synced_offset) +
+                 " is not the EOF position " + std::to_string(sd.stop_state.offset) +
+                 "; every record reads";
+      rep.actions.push_back(a);
+      slot_fixes.push_back(i);
+      continue;
+    }
     if (!sd.header_ok) {
       bad_seg = i;
       reason = "unreadable segment header or slots";
@@ -176,7 +209,10 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
     }
     rep.actions.push_back(a);
   }
+  if (!slot_fixes.empty() && !opt.force) rep.refused = true;
   if (opt.dry_run || rep.refused) return rep;
+  for (size_t i : slot_fixes)
+    ALOG_TRY(rewrite_slots(c, d.segments[i], d.report.segments[i].winner_slot));
 
   // Apply the forced part while holding the lock.
   if (bad_seg) {

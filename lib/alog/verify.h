@@ -98,7 +98,9 @@ struct VerifyOptions {
 Result<VerifyReport> verify(const std::string& path, const VerifyOptions& options = {});
 
 struct RecoverAction {
-  std::string action;  // "cut", "move_segment", "remove_tmp", "remove_del", "rename"
+  // "cut", "move_segment", "remove_tmp", "remove_del", "rename", or
+  // "rewrite_slots" (a sealed segment's slots written again from its walk)
+  std::string action;
   std::string file;
   std::optional<uint64_t> offset;
   uint64_t records_dropped = 0;
