@@ -263,3 +263,33 @@ TEST_CASE("files saved in lost+found have names no one can plant in advance") {
   auto dot = stem.find_last_of('.');
   CHECK(stem.size() - dot - 1 == 16);
 }
+
+TEST_CASE("a hard link planted at the next segment's .seg.tmp name is removed, never written, and its other name keeps its bytes") {
+  TempDir t;
+  std::string d = t / "logs";
+  REQUIRE(run_alog("append --segment-size 400 " + shq(d), "first\n").exit_code == 0);
+  write_file(t / "outside", "precious");
+  fs::create_hard_link(t / "outside", d + "/00000000000000000001.seg.tmp");
+  RunResult a = bounded("append", d, std::string(150, 'a') + "\n");
+  INFO(a.err);
+  CHECK(a.exit_code == 0);
+  CHECK(read_file(t / "outside") == "precious");
+  CHECK(fs::hard_link_count(t / "outside") == 1);
+  CHECK(bounded("verify", d).exit_code == 0);
+}
+
+TEST_CASE("a LOCK with a second hard link is refused by every writer and never written") {
+  TempDir t;
+  std::string d = copy_vector(t, "seed-append");
+  write_file(t / "outside", "precious");
+  fs::create_hard_link(t / "outside", d + "/LOCK");
+  auto before = snapshot_tree(d);
+  for (const std::string c : {"append", "recover", "truncate-after"}) {
+    RunResult r = bounded(c, d, "x\n");
+    INFO(c << ": " << r.err);
+    CHECK(r.exit_code == 8);
+    check_one_line_error(r, d + "/LOCK");
+  }
+  CHECK(read_file(t / "outside") == "precious");
+  CHECK(snapshot_tree(d) == before);
+}
