@@ -16,9 +16,9 @@ namespace {
 
 int usage_error(const std::string& command, const std::string& message) {
   if (command.empty())
-    fmt::print(stderr, "alog: {} (see alog --help)\n", message);
+    fmt::print(stderr, "alog: {} (see alog --help)\n", escape_text(message));
   else
-    fmt::print(stderr, "alog: {}: {} (see alog {} --help)\n", command, message, command);
+    fmt::print(stderr, "alog: {}: {} (see alog {} --help)\n", command, escape_text(message), command);
   return kExitUsage;
 }
 
@@ -42,10 +42,10 @@ int report(const Failure& f, const Global& g, bool stream) {
     }
     out_flush();
   } catch (const Failure& w) {
-    fmt::print(stderr, "alog: {}\n", located(w.path, w.offset, w.what()));
+    fmt::print(stderr, "alog: {}\n", escape_text(located(w.path, w.offset, w.what())));
     if (exit != kExitInterrupted) exit = kExitError;
   }
-  fmt::print(stderr, "alog: {}\n", located(f.path, f.offset, f.what()));
+  fmt::print(stderr, "alog: {}\n", escape_text(located(f.path, f.offset, f.what())));
   return exit;
 }
 

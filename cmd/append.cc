@@ -164,9 +164,19 @@ bool prepare_dir(const std::string& dir) {
   if (!st->is_dir) fail("not_a_log", dir, std::nullopt, "not a directory");
   auto names = posix_fs().list(dir);
   if (!names) fail(names.status(), dir);
-  return std::none_of(names->begin(), names->end(), [](const std::string& n) {
-    return format::parse_segment_name(n).has_value();
-  });
+  if (std::any_of(names->begin(), names->end(),
+                  [](const std::string& n) { return format::parse_segment_name(n).has_value(); }))
+    return false;
+  // Not a log: refuse before alog.json or LOCK is written there.
+  auto ends = [](const std::string& n, std::string_view suf) {
+    return n.size() >= suf.size() && n.compare(n.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  for (const auto& n : *names)
+    if (n != format::kLockName && n != format::kOptionsName && n != format::kLostFoundName &&
+        !ends(n, format::kTmpSuffix) && !ends(n, format::kDelSuffix))
+      fail("not_a_log", dir, std::nullopt,
+           "directory has other files and no segments; refusing to create a log here");
+  return true;
 }
 
 class Appender {

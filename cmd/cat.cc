@@ -256,7 +256,7 @@ int cat_dir(const CatOptions& o, const Global& g) {
         p.problem(*pr);
         out_flush();
         fmt::print(stderr, "alog: {}\n",
-                   located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message));
+                   escape_text(located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message)));
         return kExitDamaged;
       }
       if (!*more) break;

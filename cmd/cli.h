@@ -77,7 +77,12 @@ void warn(const Global& g, const std::string& path, std::optional<uint64_t> offs
 // Raw bytes to stdout (buffered). A failed write throws the Failure
 // "stdout: write error: ..." (exit 8); SIGPIPE keeps its default action.
 void out_write(std::string_view bytes);
-void out_line(std::string_view text);  // text + "\n"
+// text + "\n", control characters escaped as ls(1) quotes names ("\n",
+// "\033"), so no name or message can forge a line or reach the terminal.
+void out_line(std::string_view text);
+// Control characters of `s` as escapes (\n, \t, \NNN octal); colors made by
+// paint() stay colors.
+std::string escape_text(std::string_view s);
 // One JSON value on one line (compact; invalid UTF-8 in strings becomes U+FFFD).
 void out_json(const Json& j);
 // Flushes stdout; a write error throws as above.

@@ -321,8 +321,24 @@ class Dumper {
       if (!f.have_header) return;
       uint64_t from = off;
       std::optional<uint64_t> to;
+      // Headers are checked in 1 MiB chunks read once; only a plausible one
+      // (valid flags, reserved 0, stride 1 for data, payload inside the file)
+      // is read as a frame, so the search is not one pread per byte.
+      std::string chunk;
+      uint64_t base = 0;
       for (uint64_t p = off + 1; p + kFrameHeaderSize <= s.length; p++) {
         if (((p - off) & 0xffff) == 0) check_interrupted();
+        if (p < base || p + kFrameHeaderSize > base + chunk.size()) {
+          base = p;
+          chunk.resize(size_t(std::min<uint64_t>(s.length - p, 1 << 20)));
+          auto got = s.file->pread(chunk.data(), chunk.size(), p);
+          if (!got) fail(got.status(), s.path);
+          chunk.resize(*got);
+          if (chunk.size() < kFrameHeaderSize) break;
+        }
+        FrameHeader h = decode_frame_header(reinterpret_cast<const uint8_t*>(chunk.data() + (p - base)));
+        if (!h.flags_valid() || h.reserved != 0) continue;
+        if (h.is_data() && (h.stride != 1 || h.word > s.length - p - kFrameHeaderSize)) continue;
         Frame g = read_frame(p);
         if (own_check(g, s) == "ok") {
           to = p;

@@ -11,9 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "alog/format.h"
 #include "cli.h"
@@ -73,6 +71,8 @@ void CreateOptions::add_to(CLI::App& sub) {
 
 namespace {
 
+constexpr off_t kMaxOptionsFile = 1 << 20;
+
 std::string options_path(const std::string& dir) {
   return path_join(dir, std::string(format::kOptionsName));
 }
@@ -88,6 +88,45 @@ std::set<std::string> lost_found_names(const std::string& dir) {
   auto names = posix_fs().list(path_join(dir, std::string(format::kLostFoundName)));
   if (!names) return {};
   return {names->begin(), names->end()};
+}
+
+// Reads DIR/alog.json into *text: false when there is none. Only a small
+// regular file is read: a link, a FIFO or a device there fails at once
+// (bad_config), never blocks or reads without end.
+bool read_options_file(const std::string& path, std::string* text) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT) return false;
+    if (e == ELOOP) fail("bad_config", path, std::nullopt, "is a symbolic link; alog does not follow links in a log");
+    fail("io", path, std::nullopt, std::string("open: ") + std::strerror(e));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    fail("io", path, std::nullopt, std::string("stat: ") + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size > kMaxOptionsFile) {
+    ::close(fd);
+    if (!S_ISREG(st.st_mode)) fail("bad_config", path, std::nullopt, "not a regular file");
+    fail("bad_config", path, std::nullopt,
+         fmt::format("{} bytes, larger than the {} bytes an options file may have", st.st_size,
+                     kMaxOptionsFile));
+  }
+  text->resize(size_t(st.st_size));
+  size_t got = 0;
+  while (got < text->size()) {
+    ssize_t r = ::pread(fd, text->data() + got, text->size() - got, off_t(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += size_t(r);
+  }
+  int e = errno;
+  ::close(fd);
+  if (got < text->size() && e != 0) fail("io", path, std::nullopt, std::string("read: ") + std::strerror(e));
+  text->resize(got);
+  return true;
 }
 
 }  // namespace
@@ -124,12 +163,10 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
   Options o;
   std::string path = options_path(dir);
   if (found) *found = false;
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
+  std::string text;
+  if (read_options_file(path, &text)) {
     if (found) *found = true;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) fail("bad_config", path, std::nullopt, "not a JSON object");
     auto get = [&](const char* key, auto* dst) {
       if (!j.contains(key)) return;
@@ -146,11 +183,6 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
     get("checkpoint_stride", &o.checkpoint_stride);
     get("start_sequence", &o.start_sequence);
     if (std::string why = check_options(o); !why.empty()) fail("bad_config", path, std::nullopt, why);
-  } else if (errno != ENOENT) {
-    int e = errno;
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 || e != ENOENT)
-      fail("io", path, std::nullopt, std::string("open: ") + std::strerror(e));
   }
   auto over32 = [&](std::optional<uint64_t> v, uint32_t* dst, const char* name) {
     if (!v) return;

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -73,7 +74,7 @@ std::string located(const std::string& path, std::optional<uint64_t> offset,
 void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
           const std::string& message) {
   if (g.quiet) return;
-  fmt::print(stderr, "alog: {}\n", located(path, offset, "warning: " + message));
+  fmt::print(stderr, "alog: {}\n", escape_text(located(path, offset, "warning: " + message)));
   std::fflush(stderr);
 }
 
@@ -94,12 +95,13 @@ void out_write(std::string_view bytes) {
 }
 
 void out_line(std::string_view text) {
-  out_write(text);
+  out_write(escape_text(text));
   out_write("\n");
 }
 
 void out_json(const Json& j) {
-  out_line(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  out_write(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  out_write("\n");
 }
 
 void out_flush() {
@@ -148,9 +150,44 @@ bool use_color_stdout() {
   return stdout_is_tty();
 }
 
+// The escape sequence is written with NUL for ESC: escape_text() turns that
+// (and nothing else) into a real ESC, and no file name can hold a NUL.
 std::string paint(bool on, std::string_view code, std::string_view s) {
   if (!on) return std::string(s);
-  return fmt::format("\x1b[{}m{}\x1b[0m", code, s);
+  return fmt::format("{}[{}m{}{}[0m", '\0', code, s, '\0');
+}
+
+std::string escape_text(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (size_t i = 0; i < s.size(); i++) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0 && i + 1 < s.size() && s[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == ';')) j++;
+      if (j < s.size() && s[j] == 'm') {  // a color of paint()
+        o += '\x1b';
+        o.append(s.substr(i + 1, j - i));
+        i = j;
+        continue;
+      }
+    }
+    if (c >= 0x20 && c != 0x7f) {
+      o += static_cast<char>(c);
+      continue;
+    }
+    switch (c) {
+      case '\a': o += "\\a"; break;
+      case '\b': o += "\\b"; break;
+      case '\t': o += "\\t"; break;
+      case '\n': o += "\\n"; break;
+      case '\v': o += "\\v"; break;
+      case '\f': o += "\\f"; break;
+      case '\r': o += "\\r"; break;
+      default: o += fmt::format("\\{:03o}", c);
+    }
+  }
+  return o;
 }
 
 uint64_t now_ms() {

@@ -116,9 +116,16 @@ Status LogImpl::roll(uint64_t start) {
 Result<uint64_t> LogImpl::append_batch(const RecordRef* recs, size_t n) {
   ALOG_TRY(check_writable());
   if (n == 0) {
-    if (tail_.seq == 0) return Status(Errc::out_of_bounds, "empty batch on an empty log").at(dir_);
+    if (tail_.seq == first_sequence())
+      return Status(Errc::out_of_bounds, "empty batch on an empty log").at(dir_);
     return tail_.seq - 1;
   }
+  // Sequences never wrap: the next sequence after the batch must still be a uint64.
+  if (n > UINT64_MAX - tail_.seq)
+    return Status(Errc::out_of_bounds, std::to_string(n) + " records from sequence " +
+                                           std::to_string(tail_.seq) +
+                                           " would pass the last sequence, 18446744073709551615")
+        .at(dir_);
   if (n > kMaxBatchRecords)
     return Status(Errc::batch_too_large, std::to_string(n) + " records in one batch (at most 65535)")
         .at(dir_);

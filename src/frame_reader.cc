@@ -164,24 +164,6 @@ void Walker::skip_damaged_data() {
   if (f_.h.is_batch_end() || st_.offset == extra_boundary_) boundary_ = st_;
 }
 
-std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint64_t from) {
-  const uint64_t limit = w.limit();
-  for (uint64_t off = from; off + kFrameHeaderSize <= limit; off++) {
-    if (!w.ensure(off, kFrameHeaderSize)) return std::nullopt;
-    FrameHeader h = decode_frame_header(w.at(off));
-    if (!h.is_data() || h.generation != gen || h.reserved != 0 || h.stride != 1) continue;
-    if (h.is_lost() && h.word != 0) continue;
-    if (h.word > limit - off - kFrameHeaderSize) continue;
-    if (!w.ensure(off, kFrameHeaderSize + h.word)) {
-      if (!w.error().is_ok()) return std::nullopt;
-      continue;
-    }
-    const uint8_t* p = w.at(off);
-    if (frame_crc(p, p + kFrameHeaderSize, h.word) == h.crc) return off;
-  }
-  return std::nullopt;
-}
-
 Stop Walker::run() {
   Stop s;
   while ((s = step()) == Stop::none) {

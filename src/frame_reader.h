@@ -73,6 +73,7 @@ class FrameWindow {
     return off >= base_ && off + n <= base_ + len_;
   }
   uint64_t limit() const { return limit_; }
+  File* file() const { return file_; }
   void set_limit(uint64_t limit) {
     limit_ = limit;
     if (base_ + len_ > limit_) len_ = 0;
@@ -156,7 +157,8 @@ class Walker {
 // flags, generation `gen`, reserved bytes and stride sound, the payload
 // inside the window's limit and the CRC matching (a frame that could be
 // salvaged, or where a tool resynchronizes). nullopt when there is none or a
-// read fails (w.error() tells).
+// read fails (w.error() tells). Linear in the bytes searched (frame_search.cc):
+// forged lengths cannot make it CRC the same bytes again and again.
 std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint64_t from);
 
 std::string hex32(uint32_t v);  // "0x%08x"

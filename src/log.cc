@@ -193,7 +193,11 @@ uint64_t LogImpl::disk_size() const {
 
 Status LogImpl::load() {
   if (writable_) ALOG_TRY(check_options());
-  return load_segments(writable_);
+  Status st = load_segments(writable_);
+  // A failed open changes nothing more: closing must not write a slot for
+  // a tail it never recovered.
+  if (!st.is_ok()) failed_ = true;
+  return st;
 }
 
 Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* damage) {
@@ -250,8 +254,29 @@ Status LogImpl::load_segments(bool writer) {
   } else if (!st.is_dir) {
     return Status(Errc::not_a_log, dir_ + ": not a directory").at(dir_);
   }
+  auto is_other = [](const std::string& n) {
+    return !parse_segment_name(n) && !ends_with(n, kTmpSuffix) && !ends_with(n, kDelSuffix) &&
+           n != kLockName && n != kOptionsName && n != kLostFoundName;
+  };
+  auto not_a_log_here = [&] {
+    return Status(Errc::not_a_log,
+                  dir_ + ": directory has other files and no segments; refusing to create a log here")
+        .at(dir_);
+  };
   if (writer) {
+    // Refuse a directory that is not a log before creating LOCK in it.
+    ALOG_ASSIGN(auto early, fs_->list(dir_));
+    if (std::none_of(early.begin(), early.end(), [](const std::string& n) { return parse_segment_name(n).has_value(); }) &&
+        std::any_of(early.begin(), early.end(), is_other))
+      return not_a_log_here();
     ALOG_ASSIGN(lock_, fs_->lock(path_join(dir_, std::string(kLockName))));
+    // Recovery may have to save bytes in lost+found/: refuse a link there
+    // before anything in the directory changes.
+    ALOG_ASSIGN(FileStat lf, fs_->stat(path_join(dir_, std::string(kLostFoundName))));
+    if (lf.is_symlink || (lf.exists && !lf.is_dir))
+      return Status(Errc::not_a_log, std::string(lf.is_symlink ? "is a symbolic link" : "is not a directory") +
+                                         "; refusing to save removed bytes there")
+          .at(path_join(dir_, std::string(kLostFoundName)));
   }
   ALOG_ASSIGN(auto names, fs_->list(dir_));
   std::sort(names.begin(), names.end());
@@ -264,7 +289,7 @@ Status LogImpl::load_segments(bool writer) {
       if (writer) {
         ALOG_TRY(fs_->unlink(path_join(dir_, n)));
       }
-    } else if (n != kLockName && n != kOptionsName && n != kLostFoundName) {
+    } else if (is_other(n)) {
       other = true;
     }
   }
@@ -274,10 +299,7 @@ Status LogImpl::load_segments(bool writer) {
   if (writer) ALOG_TRY(fs_->sync_dir(dir_));
   if (segs.empty()) {
     if (!writer) return Status(Errc::not_a_log, dir_ + ": no segment files (not an alog log)").at(dir_);
-    if (other)
-      return Status(Errc::not_a_log,
-                    dir_ + ": directory has other files and no segments; refusing to create a log here")
-          .at(dir_);
+    if (other) return not_a_log_here();
     // A directory that was already there (say, made by an open whose sync of
     // the parent failed) may not be durable yet: sync the parent first.
     if (!made_dir) ALOG_TRY(fs_->sync_dir(parent));

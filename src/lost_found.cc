@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 
 #include "alog/format.h"
 
@@ -30,23 +31,83 @@ std::string lost_found(const std::string& dir) {
   return path_join(dir, std::string(format::kLostFoundName));
 }
 
+// lost+found/ must be a directory of the log itself: a link there would
+// send removed bytes (and their manifests) wherever it points.
 Status ensure_dir(Fs& fs, const std::string& dir) {
-  ALOG_ASSIGN(FileStat st, fs.stat(lost_found(dir)));
+  const std::string lf = lost_found(dir);
+  ALOG_ASSIGN(FileStat st, fs.stat(lf));
+  if (st.is_symlink || (st.exists && !st.is_dir))
+    return Status(Errc::not_a_log, std::string(st.is_symlink ? "is a symbolic link" : "is not a directory") +
+                                       "; refusing to save removed bytes there")
+        .at(lf);
   if (st.exists) return {};
-  ALOG_TRY(fs.mkdir(lost_found(dir)));
+  ALOG_TRY(fs.mkdir(lf));
   return fs.sync_dir(dir);
 }
 
+// A suffix nobody can predict, so no name in lost+found/ can be planted in advance.
+std::string random_suffix() {
+  std::random_device rd;
+  uint64_t v = (uint64_t(rd()) << 32) ^ rd();
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// A new file in lost+found/, created with O_EXCL (never replacing a name);
+// sets *stem to "BASE.RANDOM".
+Result<std::unique_ptr<File>> create_new(Fs& fs, const std::string& dir, const std::string& base,
+                                         const std::string& ext, std::string* stem) {
+  Status last;
+  for (int tries = 0; tries < 8; tries++) {
+    *stem = base + "." + random_suffix();
+    auto f = fs.open(path_join(lost_found(dir), *stem + ext), OpenMode::create_excl);
+    if (f.is_ok() || f.status().sys_errno() != EEXIST) return f;
+    last = f.status();
+  }
+  return last;
+}
+
+// Writes the manifest STEM.json: created with O_EXCL by `create_new` (when
+// `f` is given) or here; removed again if it cannot be written and synced.
 Status write_manifest(Fs& fs, const std::string& dir, const std::string& stem,
                       const std::string& source, uint64_t offset, uint64_t length,
-                      const std::string& reason, const std::string& data, uint64_t now_ms) {
+                      const std::string& reason, const std::string& data, uint64_t now_ms,
+                      std::unique_ptr<File> f = nullptr) {
   std::string m = "{\"source\":" + json_str(source) + ",\"offset\":" + std::to_string(offset) +
                   ",\"length\":" + std::to_string(length) + ",\"reason\":" + json_str(reason) +
                   ",\"saved_at_ms\":" + std::to_string(now_ms) + ",\"data\":" + json_str(data) +
                   "}\n";
-  ALOG_ASSIGN(auto f, fs.open(path_join(lost_found(dir), stem + ".json"), OpenMode::create_trunc));
-  ALOG_TRY(f->pwrite(m.data(), m.size(), 0));
-  return f->datasync();
+  const std::string path = path_join(lost_found(dir), stem + ".json");
+  if (!f) {
+    ALOG_ASSIGN(f, fs.open(path, OpenMode::create_excl));
+  }
+  Status st = f->pwrite(m.data(), m.size(), 0);
+  if (st.is_ok()) st = f->datasync();
+  if (!st.is_ok()) (void)fs.unlink(path);
+  return st;
+}
+
+// Copies [from, len) of `file` to `out` at offset - from, skipping holes (the
+// copy keeps them as holes); returns the bytes copied.
+Result<uint64_t> copy_data(File& file, File& out, uint64_t from, uint64_t len) {
+  std::string buf;
+  uint64_t saved = 0;
+  for (uint64_t off = from; off < len;) {
+    ALOG_ASSIGN(auto ext, file.data_extent(off));
+    if (ext.first >= len) break;
+    uint64_t end = std::min(ext.second, len);
+    for (off = ext.first; off < end;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(end - off, 4 << 20));
+      buf.resize(n);
+      ALOG_ASSIGN(size_t got, file.pread(buf.data(), n, off));
+      if (got == 0) return saved;
+      ALOG_TRY(out.pwrite(buf.data(), got, off - from));
+      off += got;
+      saved += got;
+    }
+  }
+  return saved;
 }
 
 }  // namespace
@@ -55,21 +116,27 @@ Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const 
                               uint64_t from, const std::string& reason, uint64_t now_ms) {
   ALOG_TRY(ensure_dir(fs, dir));
   ALOG_ASSIGN(uint64_t len, file.size());
-  std::string stem = name + "@" + std::to_string(from) + "." + std::to_string(now_ms);
-  ALOG_ASSIGN(auto out, fs.open(path_join(lost_found(dir), stem + ".bin"), OpenMode::create_trunc));
-  std::string buf;
-  uint64_t saved = 0;
-  for (uint64_t off = from; off < len;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(len - off, 4 << 20));
-    buf.resize(n);
-    ALOG_ASSIGN(size_t got, file.pread(buf.data(), n, off));
-    if (got == 0) break;
-    ALOG_TRY(out->pwrite(buf.data(), got, off - from));
-    off += got;
-    saved += got;
+  std::string stem;
+  ALOG_ASSIGN(auto out, create_new(fs, dir, name + "@" + std::to_string(from) + "." + std::to_string(now_ms),
+                                   ".bin", &stem));
+  const std::string bin = path_join(lost_found(dir), stem + ".bin");
+  // A failed save leaves nothing behind: no partial copy, no manifest without data.
+  auto saved = [&]() -> Result<uint64_t> {
+    ALOG_ASSIGN(uint64_t n, copy_data(file, *out, from, len));
+    if (len > from) ALOG_TRY(out->truncate(len - from));  // trailing holes stay holes
+    ALOG_TRY(out->datasync());
+    return n;
+  }();
+  if (!saved.is_ok()) {
+    (void)fs.unlink(bin);
+    return saved.status();
   }
-  ALOG_TRY(out->datasync());
-  ALOG_TRY(write_manifest(fs, dir, stem, name, from, saved, reason, stem + ".bin", now_ms));
+  uint64_t length = len > from ? len - from : 0;
+  if (Status st = write_manifest(fs, dir, stem, name, from, length, reason, stem + ".bin", now_ms);
+      !st.is_ok()) {
+    (void)fs.unlink(bin);
+    return st;
+  }
   ALOG_TRY(fs.sync_dir(lost_found(dir)));
   return std::string(format::kLostFoundName) + "/" + stem + ".bin";
 }

@@ -18,6 +18,33 @@
 namespace alog {
 namespace {
 
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a regular file";
+}
+
+// A name in a log directory that alog refuses to open: it never follows a
+// link there and never opens anything but a regular file.
+Status not_regular(const std::string& path, mode_t mode, const char* want = "a regular file") {
+  return Status(Errc::not_a_log, std::string("is ") + kind_of(mode) + ", not " + want +
+                                     "; alog does not follow links or open special files in a log")
+      .at(path);
+}
+
+// A file to be written that another name shares (a hard link): writing it
+// would change the other name's file too.
+Status shared_inode(const std::string& path, nlink_t links) {
+  return Status(Errc::not_a_log, "has " + std::to_string(links) +
+                                     " hard links; alog writes only files no other name shares")
+      .at(path);
+}
+
 class PosixFile final : public File {
  public:
   PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
@@ -90,6 +117,20 @@ class PosixFile final : public File {
     return static_cast<uint64_t>(st.st_size);
   }
 
+  Result<std::pair<uint64_t, uint64_t>> data_extent(uint64_t off) override {
+    ALOG_ASSIGN(uint64_t n, size());
+    if (off >= n) return std::pair<uint64_t, uint64_t>{n, n};
+    off_t b = ::lseek(fd_, static_cast<off_t>(off), SEEK_DATA);
+    if (b < 0) {
+      if (errno == ENXIO) return std::pair<uint64_t, uint64_t>{n, n};  // only holes from off
+      if (errno == EINVAL || errno == EOPNOTSUPP) return std::pair<uint64_t, uint64_t>{off, n};
+      return Status::io_error("seek data", path_, errno).at(path_, off);
+    }
+    off_t e = ::lseek(fd_, b, SEEK_HOLE);
+    if (e < 0) return std::pair<uint64_t, uint64_t>{static_cast<uint64_t>(b), n};
+    return std::pair<uint64_t, uint64_t>{static_cast<uint64_t>(b), std::min(n, static_cast<uint64_t>(e))};
+  }
+
   const std::string& path() const override { return path_; }
 
  private:
@@ -109,18 +150,49 @@ class PosixLock final : public FileLock {
 class PosixFs final : public Fs {
  public:
   Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override {
-    int flags = O_CLOEXEC;
+    // Never follow a link at the last component, and never block: a FIFO or
+    // a device where a segment should be is refused after fstat, not waited on.
+    int flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
     switch (mode) {
       case OpenMode::read: flags |= O_RDONLY; break;
       case OpenMode::read_write: flags |= O_RDWR; break;
       case OpenMode::create_excl: flags |= O_RDWR | O_CREAT | O_EXCL; break;
-      case OpenMode::create_trunc: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+      // Replacing, not truncating: O_TRUNC would cut whatever file a planted
+      // hard link shares its inode with before any check could refuse it.
+      case OpenMode::create_trunc: flags |= O_RDWR | O_CREAT | O_EXCL; break;
+    }
+    if (mode == OpenMode::create_trunc && ::unlink(path.c_str()) != 0 && errno != ENOENT)
+      return Status::io_error("unlink", path, errno);
+    if (mode == OpenMode::read || mode == OpenMode::read_write) {
+      // Refuse a special file before opening it: opening some devices has effects.
+      struct stat st;
+      if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return not_regular(path, st.st_mode);
     }
     int fd;
     do {
       fd = ::open(path.c_str(), flags, 0644);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return Status::io_error("open", path, errno);
+    if (fd < 0) {
+      if (errno == ELOOP) return not_regular(path, S_IFLNK);
+      return Status::io_error("open", path, errno);
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::io_error("stat", path, err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      if (S_ISDIR(st.st_mode)) return Status::io_error("open", path, EISDIR);
+      return not_regular(path, st.st_mode);
+    }
+    if (mode != OpenMode::read && st.st_nlink != 1) {
+      ::close(fd);
+      return shared_inode(path, st.st_nlink);
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return std::unique_ptr<File>(new PosixFile(fd, path));
   }
 
@@ -136,9 +208,15 @@ class PosixFs final : public Fs {
   }
 
   Status mkdir(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
-      return Status::io_error("mkdir", path, errno);
-    return {};
+    if (::mkdir(path.c_str(), 0755) == 0) return {};
+    int err = errno;
+    struct stat st;
+    // An existing directory is fine; a link (even to a directory) or a file is not.
+    if (err == EEXIST && ::lstat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return {};
+      return not_regular(path, st.st_mode, "a directory");
+    }
+    return Status::io_error("mkdir", path, err);
   }
 
   Result<std::vector<std::string>> list(const std::string& dir) override {
@@ -157,7 +235,7 @@ class PosixFs final : public Fs {
   }
 
   Status sync_dir(const std::string& dir) override {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return Status::io_error("open directory", dir, errno);
     int r;
     do {
@@ -170,8 +248,24 @@ class PosixFs final : public Fs {
   }
 
   Result<std::unique_ptr<FileLock>> lock(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::io_error("open lock file", path, errno);
+    // A link at LOCK is refused, never followed: a dangling one would create its target.
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      if (errno == ELOOP) return not_regular(path, S_IFLNK);
+      return Status::io_error("open lock file", path, errno);
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::io_error("stat", path, err);
+    }
+    // The holder may write its pid into LOCK: never a FIFO or a file another name shares.
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+      ::close(fd);
+      if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
+      return shared_inode(path, st.st_nlink);
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
       ::close(fd);
@@ -184,7 +278,7 @@ class PosixFs final : public Fs {
 
   bool is_locked(const std::string& path) override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return false;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     // Read /proc/locks rather than probing with flock(LOCK_SH): a probe is a
     // lock of its own, and a writer opening at that instant would fail.
     if (FILE* f = std::fopen("/proc/locks", "re")) {
@@ -207,7 +301,7 @@ class PosixFs final : public Fs {
       std::fclose(f);
       return held;
     }
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return false;
     bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);  // releases our shared lock if we got it
@@ -217,9 +311,16 @@ class PosixFs final : public Fs {
   Result<FileStat> stat(const std::string& path) override {
     struct stat st;
     FileStat fs;
-    if (::stat(path.c_str(), &st) != 0) {
+    if (::lstat(path.c_str(), &st) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return fs;
       return Status::io_error("stat", path, errno);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      fs.is_symlink = true;
+      if (::stat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return fs;  // dangling
+        return Status::io_error("stat", path, errno);
+      }
     }
     fs.exists = true;
     fs.is_dir = S_ISDIR(st.st_mode);

@@ -70,6 +70,15 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
       r.next = b.seq;
       seg->set_range(r);
       ALOG_ASSIGN(b.open_batch, ends_open_batch(*seg, b));
+    } else {
+      // As in the clean branch: the bytes from the synced offset to B may be
+      // only in the page cache (a failed fsync earlier); write them again so
+      // the sync after the cut makes them durable before a slot says so.
+      std::string bytes(b.offset - start.offset, '\0');
+      ALOG_ASSIGN(size_t got, f.pread(bytes.data(), bytes.size(), start.offset));
+      if (got != bytes.size())
+        return Status(Errc::io, "short re-read of the tail").at(seg->path(), start.offset);
+      ALOG_TRY(f.pwrite(bytes.data(), bytes.size(), start.offset));
     }
     ALOG_TRY(cut_at(seg, b, stop_text(stop)));
   }

@@ -73,8 +73,36 @@ struct Loaded {
 
 }  // namespace
 
+namespace {
+Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& opt,
+                                 bool lock_is_ours);
+}  // namespace
+
+// A writer that opens between the lock check and the walk of the active
+// segment makes its batch in flight look like a torn tail: when the walk met
+// one and the lock is taken now, or the active segment's length changed,
+// the whole check runs once more (a second race in a row is reported as is).
 Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
                                    bool lock_is_ours) {
+  Fs& fs = opt.fs ? *opt.fs : posix_fs();
+  ALOG_ASSIGN(VerifyDetail d, verify_once(path, opt, lock_is_ours));
+  const VerifyReport& r = d.report;
+  if (lock_is_ours || r.segments.empty() || r.writer_active) return d;
+  bool torn = std::any_of(r.problems.begin(), r.problems.end(), [](const Problem& p) {
+    return p.classification == Classification::torn_tail;
+  });
+  if (!torn) return d;
+  const std::string active = path_join(d.dir, r.segments.back().file);
+  ALOG_ASSIGN(FileStat now, fs.stat(active));
+  if (!fs.is_locked(path_join(d.dir, std::string(kLockName))) && now.size == r.segments.back().file_length)
+    return d;
+  return verify_once(path, opt, lock_is_ours);
+}
+
+namespace {
+
+Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& opt,
+                                 bool lock_is_ours) {
   Fs& fs = opt.fs ? *opt.fs : posix_fs();
   VerifyDetail out;
   VerifyReport& rep = out.report;
@@ -441,6 +469,8 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
   lost.report(rep.problems);
   return out;
 }
+
+}  // namespace
 
 }  // namespace detail
 

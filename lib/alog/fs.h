@@ -4,9 +4,11 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alog/status.h"
@@ -31,6 +33,12 @@ class File {
   // fdatasync(2) on Linux. (macOS would need fcntl(F_FULLFSYNC) to reach the medium.)
   virtual Status datasync() = 0;
   virtual Result<uint64_t> size() = 0;
+  // The first range [begin, end) at or after `off` that may hold data (not a
+  // hole); {size, size} when none. By default the whole rest of the file.
+  virtual Result<std::pair<uint64_t, uint64_t>> data_extent(uint64_t off) {
+    ALOG_ASSIGN(uint64_t n, size());
+    return std::pair<uint64_t, uint64_t>{std::min(off, n), n};
+  }
   virtual const std::string& path() const = 0;
 };
 
@@ -44,14 +52,18 @@ struct FileStat {
   bool exists = false;
   bool is_dir = false;
   bool is_regular = false;
+  bool is_symlink = false;  // the name is a symbolic link (the other fields are its target's)
   uint64_t size = 0;
 };
 
+// Every mode refuses a symbolic link at the last component and anything but
+// a regular file (Errc::not_a_log), without blocking on a FIFO; the writing
+// modes also refuse a file with more than one hard link.
 enum class OpenMode : uint8_t {
   read,          // O_RDONLY
   read_write,    // O_RDWR; the file must exist
   create_excl,   // O_RDWR|O_CREAT|O_EXCL; fails if it exists
-  create_trunc,  // O_RDWR|O_CREAT|O_TRUNC
+  create_trunc,  // unlinks any file at the name, then creates it as create_excl does
 };
 
 class Fs {
@@ -60,7 +72,8 @@ class Fs {
   virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;
   virtual Status unlink(const std::string& path) = 0;
-  // Creates one directory; an existing directory is not an error.
+  // Creates one directory; an existing directory is not an error, an existing
+  // link or file is.
   virtual Status mkdir(const std::string& path) = 0;
   // Names in a directory, without "." and "..", in no particular order.
   virtual Result<std::vector<std::string>> list(const std::string& dir) = 0;

@@ -108,9 +108,11 @@ struct SeqRange {
 };
 
 struct RecoverAction {
-  std::string action;  // "cut", "remove_tmp", "remove_del", "rename", and for a salvage
-                       // "salvage" (a damaged segment rebuilt) and "create_lost" (a
-                       // segment of lost frames for a missing range)
+  // "cut", "remove_tmp", "remove_del", "rename", "rewrite_slots" (a sealed
+  // segment's slots written again from its walk), and for a salvage
+  // "salvage" (a damaged segment rebuilt) and "create_lost" (a segment of
+  // lost frames for a missing range)
+  std::string action;
   std::string file;
   std::optional<uint64_t> offset;
   uint64_t records_dropped = 0;
