@@ -32,6 +32,8 @@ int report(const Failure& f, const Global& g, bool stream) {
       e["path"] = f.path.empty() ? Json(nullptr) : Json(f.path);
       e["offset"] = opt_json(f.offset);
       e["message"] = f.what();
+      if (f.detail.is_object())
+        for (const auto& [k, v] : f.detail.items()) e[k] = v;
       Json j;
       if (stream) j["type"] = "error";
       j["schema_version"] = 1;
