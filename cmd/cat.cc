@@ -1,5 +1,6 @@
 // alog cat DIR|SEGMENT: records in order, raw or as NDJSON; -f follows the
-// log as it grows, across rolls, recycling and truncation.
+// log as it grows, across rolls, recycling and truncation, waking when the
+// directory changes; -F also waits for a log that does not exist yet.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -11,6 +12,7 @@
 #include "cli.h"
 #include "report.h"
 #include "segment_file.h"
+#include "watch.h"
 
 namespace alog::cli {
 
@@ -19,7 +21,7 @@ namespace {
 struct CatOptions {
   std::string dir;
   std::optional<std::string> from, to, count, last;
-  bool null = false, len32 = false, seq = false, follow = false;
+  bool null = false, len32 = false, seq = false, follow = false, follow_retry = false;
   std::optional<std::string> payload;
   int poll_ms = 100;
 };
@@ -163,11 +165,14 @@ class Written {
   }
   // The first of the written records [.., pos) the log no longer holds as
   // written (pos when it holds them all, as far as they are remembered).
+  // Only a record that is gone (not_found) or different counts: another
+  // error (a segment recycled under the read) proves nothing.
   uint64_t first_lost(const Log& log, uint64_t pos) const {
     uint64_t lost = pos;
     for (auto it = v_.rbegin(); it != v_.rend(); ++it) {
       if (it->first >= pos) continue;
       auto rec = log.read(it->first);
+      if (!rec && rec.status().code() != Errc::not_found) break;
       if (rec && crc32c(rec->payload.data(), rec->payload.size()) == it->second) break;
       lost = it->first;
     }
@@ -179,8 +184,32 @@ class Written {
   std::deque<std::pair<uint64_t, uint32_t>> v_;
 };
 
+// cat -F: the log once it exists (its directory holds a segment).
+std::unique_ptr<Log> wait_for_log(const CatOptions& o, DirWatch& watch) {
+  while (true) {
+    // Watch first, then look: a log created in between wakes the wait.
+    if (!watch.watch(o.dir)) watch.watch(dir_name(o.dir));
+    auto r = Log::open_read(o.dir);
+    if (r) return std::move(r).value();
+    Errc c = r.status().code();
+    if (c != Errc::not_found && c != Errc::not_a_log) fail(r.status(), o.dir);
+    if (!watch.wait()) check_interrupted();
+  }
+}
+
 int cat_dir(const CatOptions& o, const Global& g) {
-  auto log = open_read_or_fail(o.dir);
+  // Without inotify, a look every poll_ms; the watch starts before the
+  // first look, so no change after it is missed.
+  DirWatch watch(o.poll_ms);
+  std::unique_ptr<Log> log;
+  if (o.follow_retry) {
+    log = wait_for_log(o, watch);
+    watch.watch(o.dir);  // the log's own directory now; look again after it
+    if (Status st = log->refresh(); !st.is_ok()) fail(st, o.dir);
+  } else {
+    if (o.follow) watch.watch(o.dir);
+    log = open_read_or_fail(o.dir);
+  }
   Range r = resolve(o, log->first_sequence(), log->next_sequence());
   if (!o.follow && r.from > log->next_sequence())
     fail("out_of_bounds", o.dir, std::nullopt,
@@ -199,10 +228,12 @@ int cat_dir(const CatOptions& o, const Global& g) {
     if (!sc) fail(sc.status(), o.dir);
     return std::move(sc).value();
   };
-  std::unique_ptr<Scanner> sc = new_scanner();
+  // A follower asked for records beyond the end has no scanner until they exist.
+  std::unique_ptr<Scanner> sc;
+  if (pos <= log->next_sequence()) sc = new_scanner();
   while (true) {
     bool reaped = false;
-    while (!done(r, p, pos)) {
+    while (sc && !done(r, p, pos)) {
       auto more = sc->next();
       if (!more) {
         if (o.follow && more.status().code() == Errc::segment_reaped) {
@@ -250,34 +281,40 @@ int cat_dir(const CatOptions& o, const Global& g) {
       }
     }
     if (!o.follow) return kExitOk;
-    // Follow: the log as another process changes it, every 100 ms.
+    // Follow: the log as another process changes it, looked at again when
+    // its directory changes.
     out_flush();
     if (!reaped) {
       check_interrupted();
-      nap_ms(o.poll_ms);
-      check_interrupted();
+      if (!watch.wait()) check_interrupted();
     }
     Status st = log->refresh();
     if (!st.is_ok()) fail(st, o.dir);
     if (log->torn_tail().empty()) torn_warned = false;
     uint64_t first = log->first_sequence(), next = log->next_sequence();
     bool rescan = reaped;
-    if (pos > next) {
-      p.reset(g, o.dir, "truncated_after", next, pos - 1, next,
-              fmt::format("records {}-{} already written were removed by truncate-after; "
-                          "following from {}", next, pos - 1, next));
-      pos = next;
-      rescan = true;
-    } else if (reaped && pos > first) {
-      // Cut behind the scanner and perhaps appended again: which of the
-      // records written are still there as written?
+    if (p.printed() && pos > first) {
+      // Are the records written still there as written? A cut
+      // (truncate-after) removes them, and perhaps others were appended
+      // since under the same sequences: checked whatever next is now.
       uint64_t lost = written.first_lost(*log, pos);
+      if (pos > next && *p.last_seq() >= next) lost = std::min(lost, next);
       if (lost < pos) {
         p.reset(g, o.dir, "truncated_after", lost, pos - 1, lost,
-                fmt::format("records {}-{} already written are no longer the ones written: the "
-                            "log was cut by truncate-after; following from {}", lost, pos - 1, lost));
+                lost >= next
+                    ? fmt::format("records {}-{} already written were removed by truncate-after; "
+                                  "following from {}", lost, pos - 1, lost)
+                    : fmt::format("records {}-{} already written are no longer the ones written: "
+                                  "the log was cut by truncate-after; following from {}",
+                                  lost, pos - 1, lost));
         pos = lost;
+        rescan = true;
       }
+    }
+    if (pos > next) {
+      // --from beyond the end: nothing owed yet, wait for the records to exist.
+      sc.reset();
+      continue;
     }
     if (first > pos) {
       // From another process a recycle and a truncate-before look alike: a
@@ -292,7 +329,7 @@ int cat_dir(const CatOptions& o, const Global& g) {
       pos = first;
       rescan = true;
     }
-    if (rescan) sc = new_scanner();
+    if (rescan || !sc) sc = new_scanner();
   }
 }
 
@@ -325,6 +362,9 @@ Command add_cat(CLI::App& app, const Global& g) {
   n0->excludes(l32);
   sub->add_flag("--seq", o->seq, "Prefix each record with SEQ and a tab");
   sub->add_flag("-f,--follow", o->follow, "Wait for new records, like tail -f");
+  sub->add_flag_callback(
+      "-F,--follow-retry", [o] { o->follow = o->follow_retry = true; },
+      "As -f, and wait for a log that does not exist yet, like tail -F");
   sub->add_option("--payload", o->payload, "Payload encoding (text default: raw; JSON: base64)")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}));
   return {sub, true, [o, &g] { return run_cat(*o, g); }};

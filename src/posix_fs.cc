@@ -101,7 +101,11 @@ class PosixFile final : public File {
 class PosixLock final : public FileLock {
  public:
   explicit PosixLock(int fd) : fd_(fd) {}
-  ~PosixLock() override { ::close(fd_); }  // closing releases the flock
+  ~PosixLock() override {
+    // Still holding it: the pid goes before the lock does (a crash leaves it, stale).
+    (void)::ftruncate(fd_, 0);
+    ::close(fd_);  // closing releases the flock
+  }
 
  private:
   int fd_;

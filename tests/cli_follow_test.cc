@@ -182,3 +182,82 @@ TEST_CASE("cat -f of a recycling log reports the records recycled before it read
   }
   CHECK(c.interrupt() == 130);
 }
+
+TEST_CASE("cat -f --from beyond the end waits for that record and starts exactly there, with no reset") {
+  TempDir t;
+  std::string d = t / "logs";
+  auto opened = Log::open(d, small());
+  REQUIRE(opened.is_ok());
+  Log& log = **opened;
+  append_n(log, 10);
+  Child c({"--json", "cat", "-f", "--payload=utf8", "--from", "15", d});
+  c.pause_between_looks();  // it has looked at the log and found 15 missing
+  c.resume();
+  append_n(log, 10);
+  for (uint64_t s = 15; s < 20; s++) {
+    auto l = c.line(0);
+    REQUIRE(l);
+    json j = json::parse(*l);
+    CHECK(j["type"] == "record");
+    CHECK(j["seq"] == s);
+  }
+  CHECK(c.interrupt() == 130);
+  CHECK(c.rest(1).find("warning") == std::string::npos);
+}
+
+TEST_CASE("cat -f reports records it printed that truncate-after removed although others were appended under their sequences since") {
+  TempDir t;
+  std::string d = t / "logs";
+  auto opened = Log::open(d, small());
+  REQUIRE(opened.is_ok());
+  Log& log = **opened;
+  append_n(log, 49);
+  Child c({"--json", "cat", "-f", "--payload=utf8", d});
+  for (uint64_t s = 0; s < 49; s++) REQUIRE(c.line(0));
+  // The follower is at 49 and sees the log only once it is at 49 again.
+  c.pause_between_looks();
+  REQUIRE(log.truncate_after(16).is_ok());
+  for (uint64_t s = 17; s < 49; s++) REQUIRE(log.append_one("again " + std::to_string(s)).is_ok());
+  c.resume();
+  auto l = c.line(0);
+  REQUIRE(l);
+  json reset = json::parse(*l);
+  CHECK(reset["type"] == "reset");
+  CHECK(reset["reason"] == "truncated_after");
+  CHECK(reset["lost_first_seq"] == 17);
+  CHECK(reset["lost_last_seq"] == 48);
+  CHECK(reset["next_seq"] == 17);
+  for (uint64_t s = 17; s < 49; s++) {
+    auto r = c.line(0);
+    REQUIRE(r);
+    json j = json::parse(*r);
+    CHECK(j["seq"] == s);
+    CHECK(j["payload"] == "again " + std::to_string(s));
+  }
+  CHECK(c.interrupt() == 130);
+}
+
+TEST_CASE("cat -F waits for a log that does not exist yet, then follows it") {
+  TempDir t;
+  std::string d = t / "logs";
+  Child c({"cat", "-F", "--seq", d});
+  c.pause_between_looks();  // it has looked and found no log
+  c.resume();
+  auto opened = Log::open(d, small());
+  REQUIRE(opened.is_ok());
+  Log& log = **opened;
+  append_n(log, 3);
+  for (uint64_t s = 0; s < 3; s++) CHECK(c.line(0) == std::to_string(s) + "\t" + payload(s));
+  append_n(log, 1);
+  CHECK(c.line(0) == "3\t" + payload(3));
+  CHECK(c.interrupt() == 130);
+}
+
+TEST_CASE("cat -F of a path whose parent does not exist either waits too, and is interrupted cleanly") {
+  TempDir t;
+  std::string d = t / "missing/logs";
+  Child c({"cat", "-F", d});
+  c.pause_between_looks();
+  c.resume();
+  CHECK(c.interrupt() == 130);
+}
