@@ -14,6 +14,7 @@
 
 #include "alog/format.h"
 #include "append_input.h"
+#include "append_ndjson.h"
 #include "cli.h"
 
 namespace alog::cli {
@@ -23,7 +24,8 @@ namespace {
 struct AppendOptions {
   std::string dir;
   std::vector<std::string> files;
-  bool null = false, len32 = false, whole = false;
+  bool null = false, len32 = false, whole = false, ndjson = false;
+  std::optional<std::string> payload;  // --ndjson: the encoding of lines without payload_encoding
   std::string batch = "500";
   std::string flush_interval = "200ms", sync_interval = "1s";
   bool sync_each = false, no_sync = false;
@@ -226,11 +228,12 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
 // A clean stop after a signal: every complete record already read is
 // appended (a second signal ends it at once, between two batches); a
 // partial last record is reported, not appended.
-void drain(const Global& g, Appender& app, InputReader& in) {
+template <class Feed>
+void drain(const Global& g, Feed feed, InputReader& in) {
   std::string rec;
   while (in.next_buffered(&rec)) {
     if (signals_received() > 1) check_interrupted();
-    app.add(std::move(rec), in);
+    feed(std::move(rec));
     rec.clear();
   }
   if (in.partial_bytes())
@@ -246,6 +249,8 @@ int run_append(const AppendOptions& o, const Global& g) {
   const uint64_t flush_ms = *parse_duration_ms(o.flush_interval);
   const uint64_t sync_ms = *parse_duration_ms(o.sync_interval);
   Split split = o.null ? Split::nul : o.len32 ? Split::len32 : o.whole ? Split::whole : Split::newline;
+  if (o.payload && !o.ndjson) throw UsageError("--payload needs --ndjson");
+  const PayloadEncoding enc = o.payload ? parse_payload_encoding(*o.payload) : PayloadEncoding::base64;
   std::vector<std::string> files = o.files.empty() ? std::vector<std::string>{"-"} : o.files;
   if (std::count(files.begin(), files.end(), "-") > 1) throw UsageError("'-' may be given at most once");
   // Inputs are opened first, so a missing file changes nothing.
@@ -277,15 +282,31 @@ int run_append(const AppendOptions& o, const Global& g) {
   Appender app(g, o, *log, r, size_t(batch), flush_ms, sync_ms);
   std::optional<InputReader> in;
   bool stopped = false;
+  const uint64_t max_payload = log->options().max_payload_size;
+  // An NDJSON line holds its payload encoded: at most 6 bytes per byte
+  // (utf8 with \u escapes), plus the object around it.
+  const uint64_t max_line =
+      o.ndjson ? std::min<uint64_t>(max_payload, UINT64_MAX / 8) * 6 + 4096 : max_payload;
+  auto feed = [&](std::string rec) {
+    if (o.ndjson) {
+      auto pl = ndjson_payload(rec, enc, in->name(), in->record_number(), in->record_offset());
+      if (!pl) return;
+      if (pl->size() > max_payload)
+        fail("payload_too_large", in->name(), in->record_offset(),
+             fmt::format("line {}: record of {} bytes is larger than max_payload_size {}",
+                         in->record_number(), pl->size(), max_payload));
+      rec = std::move(*pl);
+    }
+    app.add(std::move(rec), *in);
+  };
   try {
     std::string rec;
     for (size_t i = 0; i < files.size() && !stopped; i++) {
-      in.emplace(files[i] == "-" ? "stdin" : files[i], fds[i], split,
-                 log->options().max_payload_size);
+      in.emplace(files[i] == "-" ? "stdin" : files[i], fds[i], split, max_line);
       while (true) {
         InputReader::Got got = in->next(&rec, app.tick());
         if (got == InputReader::Got::record) {
-          app.add(std::move(rec), *in);
+          feed(std::move(rec));
           rec.clear();
         } else if (got == InputReader::Got::signal) {
           stopped = true;
@@ -296,7 +317,7 @@ int run_append(const AppendOptions& o, const Global& g) {
       }
       if (fds[i] != 0) ::close(fds[i]);
     }
-    if (stopped) drain(g, app, *in);
+    if (stopped) drain(g, feed, *in);
     if (signals_received() > 1) check_interrupted();
     app.flush();
     Status st = o.no_sync ? log->close(/*sync=*/false) : log->sync();
@@ -332,8 +353,14 @@ Command add_append(CLI::App& app, const Global& g) {
   auto* n0 = sub->add_flag("-0,--null", o->null, "Records end with a NUL byte");
   auto* l32 = sub->add_flag("--len32", o->len32, "Each record is a 32-bit big-endian length, then the bytes");
   auto* wh = sub->add_flag("--whole", o->whole, "Each input file is one record");
-  n0->excludes(l32)->excludes(wh);
-  l32->excludes(wh);
+  auto* nd = sub->add_flag("--ndjson", o->ndjson,
+                           "Each line is a record object as cat --json writes it");
+  n0->excludes(l32)->excludes(wh)->excludes(nd);
+  l32->excludes(wh)->excludes(nd);
+  wh->excludes(nd);
+  sub->add_option("--payload", o->payload,
+                  "With --ndjson: the encoding of payloads without payload_encoding (default base64)")
+      ->check(CLI::IsMember({"base64", "hex", "utf8"}));
   sub->add_option("--batch", o->batch, "Records per batch, 1..65535 (default 500)")
       ->type_name("N")
       ->check(CLI::Validator(check_u64(), "N"));
