@@ -10,6 +10,7 @@
 #include "alog/crc32c.h"
 #include "alog/scanner.h"
 #include "cli.h"
+#include "cursor.h"
 #include "report.h"
 #include "segment_file.h"
 #include "watch.h"
@@ -23,6 +24,7 @@ struct CatOptions {
   std::optional<std::string> from, to, count, last;
   bool null = false, len32 = false, seq = false, follow = false, follow_retry = false;
   std::optional<std::string> payload;
+  std::optional<std::string> cursor_file;
   int poll_ms = 100;
 };
 
@@ -123,6 +125,7 @@ bool done(const Range& r, const Printer& p, uint64_t pos) {
 // boundary before a stop: a partial batch is never shown); the second prints.
 int cat_segment(const CatOptions& o, const Global& g) {
   if (o.follow) throw UsageError("--follow needs a log directory, not a segment file");
+  if (o.cursor_file) throw UsageError("--cursor-file needs a log directory, not a segment file");
   SegmentFile seg = open_segment_file(o.dir);
   require_walkable(seg);
   const format::Slot& w = seg.winner();
@@ -178,10 +181,66 @@ class Written {
     }
     return lost;
   }
+  bool empty() const { return v_.empty(); }
+  uint64_t last() const { return v_.back().first; }
 
  private:
   static constexpr size_t kKeep = 4096;
   std::deque<std::pair<uint64_t, uint32_t>> v_;
+};
+
+// --cursor-file: where the output starts (after the cursor's record, which
+// must still be in the log as it was), and the cursor rewritten once the
+// records before it are out of this process.
+class CursorKeeper {
+ public:
+  CursorKeeper(const CatOptions& o, const Printer& p) : o_(o), p_(p) {}
+
+  // The cursor, checked against the log: a Failure (exit 4) when its record
+  // is gone or differs. nullopt without a cursor (or with --from/--last,
+  // which override it).
+  std::optional<Cursor> start(const Log& log) {
+    if (!o_.cursor_file || o_.from || o_.last) return std::nullopt;
+    auto c = read_cursor(*o_.cursor_file);
+    if (!c) return std::nullopt;
+    auto rec = log.read(c->seq);
+    std::string what;
+    if (!rec && rec.status().code() == Errc::not_found)
+      what = fmt::format("is no longer in the log [{}, {})", log.first_sequence(), log.next_sequence());
+    else if (!rec)
+      fail(rec.status(), o_.dir);
+    else if (crc32c(rec->payload.data(), rec->payload.size()) != c->crc)
+      what = "differs from the one the cursor names (truncated, recycled or salvaged and written again)";
+    if (!what.empty())
+      throw Failure("cursor_mismatch", *o_.cursor_file, std::nullopt,
+                    fmt::format("the record at the cursor (sequence {}, crc {}) {}; give --from to "
+                                "start anyway",
+                                c->seq, hex32(c->crc), what),
+                    kExitDamaged);
+    saved_ = c->seq;
+    return c;
+  }
+
+  // Flushes stdout, then rewrites the cursor when records were written since.
+  void save() {
+    if (!o_.cursor_file || !p_.last_seq() || saved_ == p_.last_seq()) return;
+    out_flush();
+    write_cursor(*o_.cursor_file, {*p_.last_seq(), p_.last_crc()});
+    saved_ = p_.last_seq();
+  }
+  // As save() on the way out of an error: a failure to save is dropped (the
+  // error at hand is what the command reports).
+  void save_quietly() noexcept {
+    try {
+      save();
+    } catch (...) {
+    }
+  }
+
+ private:
+  const CatOptions& o_;
+  const Printer& p_;
+  std::optional<uint64_t> saved_;
 };
 
 // cat -F: the log once it exists (its directory holds a segment).
@@ -197,7 +256,22 @@ std::unique_ptr<Log> wait_for_log(const CatOptions& o, DirWatch& watch) {
   }
 }
 
+int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper);
+
 int cat_dir(const CatOptions& o, const Global& g) {
+  Printer p(o, g);
+  CursorKeeper keeper(o, p);
+  try {
+    int exit = cat_dir_records(o, g, p, keeper);
+    keeper.save();
+    return exit;
+  } catch (Failure&) {
+    keeper.save_quietly();
+    throw;
+  }
+}
+
+int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper) {
   // Without inotify, a look every poll_ms; the watch starts before the
   // first look, so no change after it is missed.
   DirWatch watch(o.poll_ms);
@@ -211,6 +285,11 @@ int cat_dir(const CatOptions& o, const Global& g) {
     log = open_read_or_fail(o.dir);
   }
   Range r = resolve(o, log->first_sequence(), log->next_sequence());
+  Written written;
+  if (auto c = keeper.start(*log)) {
+    r.from = c->seq + 1;
+    written.add(c->seq, c->crc);  // a cut below the cursor is a reset too
+  }
   if (!o.follow && r.from > log->next_sequence())
     fail("out_of_bounds", o.dir, std::nullopt,
          fmt::format("--from {} is past the end of the log (next sequence {})", r.from,
@@ -218,8 +297,6 @@ int cat_dir(const CatOptions& o, const Global& g) {
   if (o.from && r.from < log->first_sequence())
     warn(g, o.dir, std::nullopt,
          fmt::format("records before {} were truncated; starting there", log->first_sequence()));
-  Printer p(o, g);
-  Written written;
   Progress progress(g, "cat", /*delayed=*/true);
   uint64_t pos = std::max(r.from, log->first_sequence());
   bool torn_warned = false;
@@ -284,6 +361,7 @@ int cat_dir(const CatOptions& o, const Global& g) {
     // Follow: the log as another process changes it, looked at again when
     // its directory changes.
     out_flush();
+    keeper.save();
     if (!reaped) {
       check_interrupted();
       if (!watch.wait()) check_interrupted();
@@ -293,12 +371,12 @@ int cat_dir(const CatOptions& o, const Global& g) {
     if (log->torn_tail().empty()) torn_warned = false;
     uint64_t first = log->first_sequence(), next = log->next_sequence();
     bool rescan = reaped;
-    if (p.printed() && pos > first) {
+    if (!written.empty() && pos > first) {
       // Are the records written still there as written? A cut
       // (truncate-after) removes them, and perhaps others were appended
       // since under the same sequences: checked whatever next is now.
       uint64_t lost = written.first_lost(*log, pos);
-      if (pos > next && *p.last_seq() >= next) lost = std::min(lost, next);
+      if (pos > next && written.last() >= next) lost = std::min(lost, next);
       if (lost < pos) {
         p.reset(g, o.dir, "truncated_after", lost, pos - 1, lost,
                 lost >= next
@@ -365,6 +443,9 @@ Command add_cat(CLI::App& app, const Global& g) {
   sub->add_flag_callback(
       "-F,--follow-retry", [o] { o->follow = o->follow_retry = true; },
       "As -f, and wait for a log that does not exist yet, like tail -F");
+  sub->add_option("--cursor-file", o->cursor_file,
+                  "Start after the record FILE names; rewrite FILE after each chunk of output")
+      ->type_name("FILE");
   sub->add_option("--payload", o->payload, "Payload encoding (text default: raw; JSON: base64)")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}));
   return {sub, true, [o, &g] { return run_cat(*o, g); }};
