@@ -15,6 +15,7 @@
 #include "alog/format.h"
 #include "append_input.h"
 #include "append_ndjson.h"
+#include "append_retention.h"
 #include "cli.h"
 
 namespace alog::cli {
@@ -31,6 +32,7 @@ struct AppendOptions {
   bool sync_each = false, no_sync = false;
   std::optional<std::string> wait;
   CreateOptions create;
+  RetentionArgs retention;
 };
 
 struct AppendResult {
@@ -39,6 +41,8 @@ struct AppendResult {
   std::optional<uint64_t> first_seq, last_seq;
   uint64_t records = 0, batches = 0, bytes = 0, next_seq = 0;
   bool synced = false;
+  bool retention = false;        // policies apply (given or stored)
+  uint64_t retention_removed = 0;  // records they removed during this run
 };
 
 int open_input(const std::string& file) {
@@ -104,8 +108,8 @@ void undo_new_log(const std::string& dir, const Prepared& p) {
 class Appender {
  public:
   Appender(const Global& g, const AppendOptions& o, Log& log, AppendResult& r, size_t batch,
-           uint64_t flush_ms, uint64_t sync_ms)
-      : log_(log), r_(r), batch_(batch), flush_ms_(flush_ms), sync_ms_(sync_ms),
+           uint64_t flush_ms, uint64_t sync_ms, const StoredRetention& ret)
+      : log_(log), r_(r), ret_(ret), batch_(batch), flush_ms_(flush_ms), sync_ms_(sync_ms),
         periodic_sync_(!o.sync_each && !o.no_sync), progress_(g, "append", /*delayed=*/true) {}
 
   void add(std::string rec, const InputReader& in) {
@@ -127,8 +131,13 @@ class Appender {
   void flush() {
     if (pending_.empty()) return;
     std::vector<std::string_view> views(pending_.begin(), pending_.end());
+    // Retention runs after each roll (--segment-age's, or a full segment's).
+    std::optional<uint64_t> active;
+    if (ret_.any()) active = roll_if_old(log_, ret_) ? UINT64_MAX : log_.segments().back().start_sequence;
     auto res = log_.append(views);
     if (!res) fail(res.status(), log_.dir());
+    if (active && (*active == UINT64_MAX || log_.segments().back().start_sequence != *active))
+      r_.retention_removed += apply_retention(log_, ret_);
     uint64_t last = *res;
     if (!r_.first_seq) r_.first_seq = last + 1 - pending_.size();
     r_.last_seq = last;
@@ -195,6 +204,7 @@ class Appender {
   };
   Log& log_;
   AppendResult& r_;
+  const StoredRetention& ret_;
   size_t batch_;
   uint64_t flush_ms_, sync_ms_;
   bool periodic_sync_;
@@ -221,6 +231,7 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
   j["payload_bytes"] = r.bytes;
   j["synced"] = r.synced;
   j["next_seq"] = r.next_seq;
+  if (r.retention) j["retention_records_removed"] = r.retention_removed;
   if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();
   out_json(j);
 }
@@ -259,14 +270,19 @@ int run_append(const AppendOptions& o, const Global& g) {
 
   AppendResult r;
   r.path = o.dir;
+  const StoredRetention given_ret = o.retention.parse();
   if (is_regular_file(o.dir)) fail("not_a_log", o.dir, std::nullopt, "not a directory");
   (void)load_options(o.dir, o.create);  // invalid option values are usage errors: check first
   const Prepared prep = prepare_dir(o.dir);
   r.created = prep.new_log;
+  StoredRetention ret;
   std::unique_ptr<Log> log;
   try {
+    if (!r.created) ret = load_retention(o.dir);
+    ret.merge(given_ret);
+    r.retention = ret.any();
     if (r.created) {
-      save_options(o.dir, load_options(o.dir, o.create));
+      save_options(o.dir, load_options(o.dir, o.create), ret.to_json());
     } else if (o.create.start_sequence) {
       warn(g, o.dir, std::nullopt, "--start-sequence is ignored: the log exists");
     }
@@ -274,12 +290,18 @@ int run_append(const AppendOptions& o, const Global& g) {
     given.start_sequence.reset();
     if (r.created) given = {};  // alog.json now holds them
     log = open_write_or_fail(g, o.dir, given, o.sync_each, wait_ms(o.wait));
+    // Given policies are kept for every later writer (under the lock now).
+    if (!r.created && given_ret.any()) save_options(o.dir, load_options(o.dir, {}), ret.to_json());
+    if (ret.any()) {
+      (void)roll_if_old(*log, ret);
+      r.retention_removed += apply_retention(*log, ret);
+    }
   } catch (Failure&) {
     if (r.created) undo_new_log(o.dir, prep);
     throw;
   }
 
-  Appender app(g, o, *log, r, size_t(batch), flush_ms, sync_ms);
+  Appender app(g, o, *log, r, size_t(batch), flush_ms, sync_ms, ret);
   std::optional<InputReader> in;
   bool stopped = false;
   const uint64_t max_payload = log->options().max_payload_size;
@@ -378,6 +400,7 @@ Command add_append(CLI::App& app, const Global& g) {
   si->excludes(ns)->excludes(se);
   add_wait_option(*sub, o->wait);
   o->create.add_to(*sub);
+  o->retention.add_to(*sub);
   return {sub, false, [o, &g] { return run_append(*o, g); }};
 }
 

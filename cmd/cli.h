@@ -166,8 +166,9 @@ struct CreateOptions {
 Options load_options(const std::string& dir, const CreateOptions& given, bool* found = nullptr);
 // Why options are invalid ("" when they are valid), as the library checks them.
 std::string check_options(const Options& o);
-// Writes DIR/alog.json atomically (tmp, sync, rename, sync dir).
-void save_options(const std::string& dir, const Options& o);
+// Writes DIR/alog.json atomically (tmp, sync, rename, sync dir); a
+// non-empty `retention` object is kept under "retention".
+void save_options(const std::string& dir, const Options& o, const Json& retention = nullptr);
 Json options_json(const Options& o);
 
 // ---- the lock ----
@@ -218,6 +219,7 @@ Command add_truncate_before(CLI::App& app, const Global& g);
 Command add_truncate_after(CLI::App& app, const Global& g);
 Command add_dump_frames(CLI::App& app, const Global& g);
 Command add_stats(CLI::App& app, const Global& g);
+Command add_roll(CLI::App& app, const Global& g);
 Command add_completion(CLI::App& app, const Global& g);
 
 // The summary object's first keys: schema_version, status, exit_status.

@@ -167,9 +167,11 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
   return o;
 }
 
-void save_options(const std::string& dir, const Options& o) {
+void save_options(const std::string& dir, const Options& o, const Json& retention) {
   std::string path = options_path(dir), tmp = path + ".tmp";
-  std::string body = options_json(o).dump() + "\n";
+  Json j = options_json(o);
+  if (retention.is_object() && !retention.empty()) j["retention"] = retention;
+  std::string body = j.dump() + "\n";
   auto f = posix_fs().open(tmp, OpenMode::create_trunc);
   if (!f) fail(f.status(), tmp);
   Status st = (*f)->pwrite(body.data(), body.size(), 0);

@@ -49,7 +49,7 @@ TEST_CASE("--wait gives up after its duration with an error naming the holder's 
   for (std::string cmd : {"append --wait 50ms " + shq(d), "truncate-before --wait 50ms --keep 1 " + shq(d),
                           "truncate-before -n --wait 50ms --keep 1 " + shq(d),
                           "truncate-after --wait 50ms " + shq(d) + " 0", "recover --wait 50ms " + shq(d),
-                          "recover -n --wait 50ms " + shq(d)}) {
+                          "recover -n --wait 50ms " + shq(d), "roll --wait 50ms " + shq(d)}) {
     CAPTURE(cmd);
     RunResult r = run_alog(cmd, "z\n");
     CHECK(r.exit_code == 8);
