@@ -114,3 +114,15 @@ TEST_CASE("cat -f --cursor-file rewrites the cursor as records are written, and 
   append_n(**log, 1);
   CHECK(run_alog("cat --cursor-file " + shq(cur) + " " + shq(d)).out == payload(3) + "\n");
 }
+
+TEST_CASE("cat --cursor-file fails with io when the cursor cannot be written, after the records it printed") {
+  TempDir t;
+  std::string d = t / "log";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  append_n(**log, 1);
+  RunResult r = run_alog("cat --cursor-file " + shq(t / "missing/cursor") + " " + shq(d));
+  CHECK(r.exit_code == 8);
+  CHECK(r.out == payload(0) + "\n");
+  check_one_line_error(r, t / "missing/cursor");
+}

@@ -71,3 +71,18 @@ TEST_CASE("--wait takes the lock once the holder lets go") {
   CHECK(c.wait_exit() == 0);
   CHECK(c.rest(0) == "1\n");
 }
+
+TEST_CASE("a signal ends a --wait for the lock at once with exit 130, changing nothing") {
+  TempDir t;
+  std::string d = t / "log";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  REQUIRE((*log)->append_one("x").is_ok());
+  Child c({"truncate-after", "--wait", "1h", d, "0"});
+  c.pause_between_looks();  // it waits between two tries for the lock
+  c.resume();
+  c.signal(SIGTERM);
+  CHECK(c.wait_exit() == 130);
+  CHECK(c.rest(1).find("interrupted") != std::string::npos);
+  CHECK((*log)->next_sequence() == 1);
+}
