@@ -160,9 +160,16 @@ class Appender {
       if (!st) fail(st, log_.dir());
       sync_due_.reset();
     }
+    // --segment-age while no input comes: an idle log rolls too (looked at
+    // once a second; a batch being collected rolls it in flush()).
+    if (ret_.segment_age_s && pending_.empty() && now >= age_due_) {
+      if (roll_if_old(log_, ret_)) r_.retention_removed += apply_retention(log_, ret_);
+      age_due_ = now + kAgeCheckMs;
+    }
     std::optional<uint64_t> due;
     if (!pending_.empty()) due = flush_due_;
     if (sync_due_) due = due ? std::min(*due, *sync_due_) : *sync_due_;
+    if (ret_.segment_age_s && pending_.empty()) due = due ? std::min(*due, age_due_) : age_due_;
     if (!due) return -1;
     return int(std::min<uint64_t>(*due > now ? *due - now : 0, 60000));
   }
@@ -210,7 +217,9 @@ class Appender {
   bool periodic_sync_;
   std::vector<std::string> pending_;
   uint64_t pending_bytes_ = 0, pending_size_ = 0;
+  static constexpr uint64_t kAgeCheckMs = 1000;
   uint64_t flush_due_ = 0;
+  uint64_t age_due_ = 0;
   std::optional<uint64_t> sync_due_;
   Position resume_;
   Progress progress_;

@@ -4,10 +4,13 @@
 // the past, so nothing waits for time to pass.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <string>
 
 #include "alog/log.h"
+#include "cli_child.h"
 #include "cli_util.h"
 
 using namespace alog;
@@ -98,4 +101,22 @@ TEST_CASE("append refuses a retention entry in alog.json that is not an object, 
   CHECK(r.exit_code == 8);
   check_one_line_error(r, d + "/alog.json");
   CHECK(run_alog("append --keep-segments 0 " + shq(t / "other"), "a\n").exit_code == 16);
+}
+
+TEST_CASE("a live append with --segment-age rolls its active segment while no input comes") {
+  TempDir t;
+  std::string d = t / "log";
+  Child c({"append", "--segment-age", "1s", "--flush-interval", "10ms", d}, Child::Stdin::pipe);
+  c.write("a\n");
+  // The roll is the event waited for: one second of age, then at most one more.
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
+  while (std::chrono::steady_clock::now() < until) {
+    auto log = Log::open_read(d);
+    if (log.is_ok() && (*log)->segments().size() == 2) break;
+    std::this_thread::yield();
+  }
+  CHECK(segment_count(d) == 2);
+  c.close_stdin();
+  CHECK(c.wait_exit() == 0);
+  CHECK(run_alog("verify " + shq(d)).exit_code == 0);
 }
