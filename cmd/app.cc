@@ -32,6 +32,8 @@ int report(const Failure& f, const Global& g, bool stream) {
       e["path"] = f.path.empty() ? Json(nullptr) : Json(f.path);
       e["offset"] = opt_json(f.offset);
       e["message"] = f.what();
+      if (f.detail.is_object())
+        for (const auto& [k, v] : f.detail.items()) e[k] = v;
       Json j;
       if (stream) j["type"] = "error";
       j["schema_version"] = 1;
@@ -72,7 +74,7 @@ int alog_main(int argc, char** argv) {
 
   std::map<CLI::App*, Command> commands;
   for (auto add : {add_append, add_cat, add_seek, add_verify, add_recover, add_truncate_before,
-                   add_truncate_after, add_dump_frames, add_stats, add_completion}) {
+                   add_truncate_after, add_roll, add_dump_frames, add_stats, add_completion}) {
     Command c = add(app, g);
     commands[c.sub] = std::move(c);
   }

@@ -1,6 +1,8 @@
 // alog append DIR [FILE...]: records from files or standard input, split by
 // newline, NUL, a 32-bit big-endian length prefix, or one per file; appended
-// in batches and durable when it exits 0.
+// in batches, each written within --flush-interval of its first record and
+// synced within --sync-interval; durable when it exits 0 (or 130 after a
+// signal, having appended every complete record it read).
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -11,131 +13,27 @@
 #include <cstring>
 
 #include "alog/format.h"
+#include "append_input.h"
+#include "append_ndjson.h"
+#include "append_retention.h"
+#include "appender.h"
 #include "cli.h"
 
 namespace alog::cli {
 
 namespace {
 
-enum class Split { newline, nul, len32, whole };
-
 struct AppendOptions {
   std::string dir;
   std::vector<std::string> files;
-  bool null = false, len32 = false, whole = false;
+  bool null = false, len32 = false, whole = false, ndjson = false;
+  std::optional<std::string> payload;  // --ndjson: the encoding of lines without payload_encoding
   std::string batch = "500";
+  std::string flush_interval = "200ms", sync_interval = "1s";
   bool sync_each = false, no_sync = false;
+  std::optional<std::string> wait;
   CreateOptions create;
-};
-
-struct AppendResult {
-  std::string path;
-  bool created = false;
-  std::optional<uint64_t> first_seq, last_seq;
-  uint64_t records = 0, batches = 0, bytes = 0, next_seq = 0;
-  bool synced = false;
-};
-
-// Splits one input (a file or stdin) into records, reading in chunks.
-class InputReader {
- public:
-  const std::string& name() const { return name_; }
-  uint64_t record_offset() const { return record_offset_; }
-
-  InputReader(std::string name, int fd, Split split, uint64_t max_payload)
-      : name_(std::move(name)), fd_(fd), split_(split), max_payload_(max_payload) {}
-
-  // The next record into *out; false at the end of the input.
-  bool next(std::string* out) {
-    record_offset_ = offset_;
-    while (true) {
-      if (split_ == Split::newline || split_ == Split::nul) {
-        char delim = split_ == Split::newline ? '\n' : '\0';
-        size_t at = buf_.find(delim, pos_);
-        if (at != std::string::npos) {
-          out->assign(buf_, pos_, at - pos_);
-          consume(at + 1 - pos_);
-          return true;
-        }
-        if (eof_) {
-          if (pos_ == buf_.size()) return false;
-          out->assign(buf_, pos_, std::string::npos);  // last record without a delimiter
-          consume(buf_.size() - pos_);
-          return true;
-        }
-      } else if (split_ == Split::len32) {
-        if (avail() >= 4) {
-          uint32_t len = format::get32(reinterpret_cast<const uint8_t*>(buf_.data() + pos_));
-          if (len > max_payload_)
-            bad(offset_, fmt::format("record length {} exceeds the maximum payload size {}", len,
-                                     max_payload_));
-          if (avail() >= 4 + uint64_t(len)) {
-            out->assign(buf_, pos_ + 4, len);
-            consume(4 + uint64_t(len));
-            return true;
-          }
-          if (eof_)
-            bad(offset_, fmt::format("record of {} bytes cut short: {} bytes left", len, avail() - 4));
-        } else if (eof_) {
-          if (avail() == 0) return false;
-          bad(offset_, fmt::format("length prefix cut short: {} of 4 bytes", avail()));
-        }
-      } else {  // whole: the entire input is one record
-        if (eof_) {
-          if (done_) return false;
-          done_ = true;
-          out->assign(buf_, pos_, std::string::npos);
-          consume(buf_.size() - pos_);
-          return true;
-        }
-      }
-      fill();
-    }
-  }
-
- private:
-  uint64_t avail() const { return buf_.size() - pos_; }
-  friend class Appender;
-  void consume(uint64_t n) {
-    pos_ += n;
-    offset_ += n;
-    if (pos_ > (1u << 20) && pos_ * 2 > buf_.size()) {
-      buf_.erase(0, pos_);
-      pos_ = 0;
-    }
-  }
-  [[noreturn]] void bad(uint64_t off, const std::string& what) { fail("bad_input", name_, off, what); }
-  void fill() {
-    char chunk[1 << 16];
-    while (true) {
-      ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n > 0) {
-        buf_.append(chunk, size_t(n));
-        if (split_ == Split::whole && buf_.size() - pos_ > max_payload_)
-          bad(0, fmt::format("input exceeds the maximum payload size {}", max_payload_));
-        return;
-      }
-      if (n == 0) {
-        eof_ = true;
-        return;
-      }
-      if (errno == EINTR) {
-        check_interrupted();
-        continue;
-      }
-      fail("io", name_, offset_ + avail(), std::string("read: ") + std::strerror(errno));
-    }
-  }
-
-  std::string name_;
-  int fd_;
-  Split split_;
-  uint64_t max_payload_;
-  std::string buf_;
-  size_t pos_ = 0;
-  uint64_t offset_ = 0;  // input offset of buf_[pos_]
-  uint64_t record_offset_ = 0;  // input offset of the record next() returned last
-  bool eof_ = false, done_ = false;
+  RetentionArgs retention;
 };
 
 int open_input(const std::string& file) {
@@ -149,9 +47,17 @@ int open_input(const std::string& file) {
   return fd;
 }
 
+// What prepare_dir made, so that a failed append can take it back.
+struct Prepared {
+  bool made_dir = false;  // DIR did not exist
+  bool new_log = false;   // DIR held no segment
+  bool had_options = false, had_lock = false;
+};
+
 // Makes DIR a place for a log: creates it when missing (its parent must
-// exist and is synced). True when it holds no segment yet (a new log).
-bool prepare_dir(const std::string& dir) {
+// exist and is synced).
+Prepared prepare_dir(const std::string& dir) {
+  Prepared p;
   auto st = posix_fs().stat(dir);
   if (!st) fail(st.status(), dir);
   if (!st->exists) {
@@ -159,14 +65,18 @@ bool prepare_dir(const std::string& dir) {
     if (!m) fail(m, dir);
     m = posix_fs().sync_dir(dir_name(dir));
     if (!m) fail(m, dir);
-    return true;
+    p.made_dir = p.new_log = true;
+    return p;
   }
   if (!st->is_dir) fail("not_a_log", dir, std::nullopt, "not a directory");
   auto names = posix_fs().list(dir);
   if (!names) fail(names.status(), dir);
-  if (std::any_of(names->begin(), names->end(),
-                  [](const std::string& n) { return format::parse_segment_name(n).has_value(); }))
-    return false;
+  p.new_log = std::none_of(names->begin(), names->end(), [](const std::string& n) {
+    return format::parse_segment_name(n).has_value();
+  });
+  p.had_options = std::count(names->begin(), names->end(), std::string(format::kOptionsName)) > 0;
+  p.had_lock = std::count(names->begin(), names->end(), std::string(format::kLockName)) > 0;
+  if (!p.new_log) return p;
   // Not a log: refuse before alog.json or LOCK is written there.
   auto ends = [](const std::string& n, std::string_view suf) {
     return n.size() >= suf.size() && n.compare(n.size() - suf.size(), suf.size(), suf) == 0;
@@ -176,71 +86,31 @@ bool prepare_dir(const std::string& dir) {
         !ends(n, format::kTmpSuffix) && !ends(n, format::kDelSuffix))
       fail("not_a_log", dir, std::nullopt,
            "directory has other files and no segments; refusing to create a log here");
-  return true;
+  return p;
 }
 
-class Appender {
- public:
-  Appender(const Global& g, Log& log, AppendResult& r, size_t batch)
-      : log_(log), r_(r), batch_(batch), progress_(g, "append", /*delayed=*/true) {}
-
-  void add(std::string rec, const InputReader& in) {
-    const Options& opt = log_.options();
-    if (rec.size() > opt.max_payload_size)
-      fail("payload_too_large", in.name(), in.record_offset(),
-           fmt::format("record of {} bytes is larger than max_payload_size {}", rec.size(),
-                       opt.max_payload_size));
-    // A batch ends before a record that would not let it fit an empty segment.
-    uint64_t grown = pending_size_ + format::kFrameHeaderSize + rec.size();
-    if (!pending_.empty() && format::kHeaderSize + grown + 2 * format::kFrameHeaderSize > opt.max_segment_size)
-      flush();
-    pending_size_ += format::kFrameHeaderSize + rec.size();
-    pending_bytes_ += rec.size();
-    pending_.push_back(std::move(rec));
-    if (pending_.size() >= batch_) flush();
+// After a failed append that appended nothing to a new log: removes what
+// this run created (segments, alog.json, LOCK, the directory), best effort.
+void undo_new_log(const std::string& dir, const Prepared& p) {
+  auto names = posix_fs().list(dir);
+  if (!names) return;
+  for (const auto& n : *names) {
+    bool ours = format::parse_segment_name(n).has_value() || n.ends_with(".tmp") ||
+                (n == format::kOptionsName && !p.had_options) ||
+                (n == format::kLockName && !p.had_lock);
+    if (ours) (void)posix_fs().unlink(path_join(dir, n));
   }
+  if (p.made_dir) (void)::rmdir(dir.c_str());
+  (void)posix_fs().sync_dir(p.made_dir ? dir_name(dir) : dir);
+}
 
-  void flush() {
-    if (pending_.empty()) return;
-    std::vector<std::string_view> views(pending_.begin(), pending_.end());
-    auto res = log_.append(views);
-    if (!res) fail(res.status(), log_.dir());
-    uint64_t last = *res;
-    if (!r_.first_seq) r_.first_seq = last + 1 - pending_.size();
-    r_.last_seq = last;
-    r_.records += pending_.size();
-    r_.batches++;
-    r_.bytes += pending_bytes_;
-    pending_.clear();
-    pending_bytes_ = pending_size_ = 0;
-    progress_.update(r_.records, 0);
-  }
 
-  // Before an error ends the command: make what was appended durable, and
-  // say in the error line how far it got.
-  void salvage(bool sync, Failure& f) {
-    progress_.clear();
-    if (sync && r_.records) (void)log_.sync();
-    std::string tail = r_.last_seq ? fmt::format(" (appended up to sequence {})", *r_.last_seq)
-                                   : std::string(" (nothing appended)");
-    f = Failure(f.code, f.path, f.offset, f.what() + tail, f.exit_status);
-  }
-
- private:
-  Log& log_;
-  AppendResult& r_;
-  size_t batch_;
-  std::vector<std::string> pending_;
-  uint64_t pending_bytes_ = 0, pending_size_ = 0;
-  Progress progress_;
-};
-
-void print(const AppendResult& r, const Global& g) {
+void print(const AppendResult& r, const Global& g, int exit_status) {
   if (!g.json()) {
     if (r.last_seq) out_line(std::to_string(*r.last_seq));
     return;
   }
-  Json j = summary_head(kExitOk);
+  Json j = summary_head(exit_status);
   j["path"] = r.path;
   j["created"] = r.created;
   j["first_seq"] = opt_json(r.first_seq);
@@ -250,14 +120,37 @@ void print(const AppendResult& r, const Global& g) {
   j["payload_bytes"] = r.bytes;
   j["synced"] = r.synced;
   j["next_seq"] = r.next_seq;
+  if (r.retention) j["retention_records_removed"] = r.retention_removed;
+  if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();
   out_json(j);
+}
+
+// A clean stop after a signal: every complete record already read is
+// appended (a second signal ends it at once, between two batches); a
+// partial last record is reported, not appended.
+template <class Feed>
+void drain(const Global& g, Feed feed, InputReader& in) {
+  std::string rec;
+  while (in.next_buffered(&rec)) {
+    if (signals_received() > 1) check_interrupted();
+    feed(std::move(rec));
+    rec.clear();
+  }
+  if (in.partial_bytes())
+    warn(g, in.name(), in.offset(),
+         fmt::format("partial record of {} bytes (no terminator yet) not appended",
+                     in.partial_bytes()));
 }
 
 int run_append(const AppendOptions& o, const Global& g) {
   uint64_t batch = *parse_u64(o.batch);
   if (batch < 1 || batch > format::kMaxBatchRecords)
     throw UsageError(fmt::format("--batch {} is outside 1..{}", batch, format::kMaxBatchRecords));
+  const uint64_t flush_ms = *parse_duration_ms(o.flush_interval);
+  const uint64_t sync_ms = *parse_duration_ms(o.sync_interval);
   Split split = o.null ? Split::nul : o.len32 ? Split::len32 : o.whole ? Split::whole : Split::newline;
+  if (o.payload && !o.ndjson) throw UsageError("--payload needs --ndjson");
+  const PayloadEncoding enc = o.payload ? parse_payload_encoding(*o.payload) : PayloadEncoding::base64;
   std::vector<std::string> files = o.files.empty() ? std::vector<std::string>{"-"} : o.files;
   if (std::count(files.begin(), files.end(), "-") > 1) throw UsageError("'-' may be given at most once");
   // Inputs are opened first, so a missing file changes nothing.
@@ -266,45 +159,98 @@ int run_append(const AppendOptions& o, const Global& g) {
 
   AppendResult r;
   r.path = o.dir;
+  const StoredRetention given_ret = o.retention.parse();
   if (is_regular_file(o.dir)) fail("not_a_log", o.dir, std::nullopt, "not a directory");
   (void)load_options(o.dir, o.create);  // invalid option values are usage errors: check first
-  r.created = prepare_dir(o.dir);
-  if (r.created) {
-    save_options(o.dir, load_options(o.dir, o.create));
-  } else if (o.create.start_sequence) {
-    warn(g, o.dir, std::nullopt, "--start-sequence is ignored: the log exists");
+  const Prepared prep = prepare_dir(o.dir);
+  r.created = prep.new_log;
+  StoredRetention ret;
+  std::unique_ptr<Log> log;
+  try {
+    if (!r.created) ret = load_retention(o.dir);
+    ret.merge(given_ret);
+    r.retention = ret.any();
+    if (r.created) {
+      save_options(o.dir, load_options(o.dir, o.create), ret.to_json());
+    } else if (o.create.start_sequence) {
+      warn(g, o.dir, std::nullopt, "--start-sequence is ignored: the log exists");
+    }
+    CreateOptions given = o.create;
+    given.start_sequence.reset();
+    if (r.created) given = {};  // alog.json now holds them
+    log = open_write_or_fail(g, o.dir, given, o.sync_each, wait_ms(o.wait));
+    // Given policies are kept for every later writer (under the lock now).
+    if (!r.created && given_ret.any()) save_options(o.dir, load_options(o.dir, {}), ret.to_json());
+    if (ret.any()) {
+      (void)roll_if_old(*log, ret);
+      r.retention_removed += apply_retention(*log, ret);
+    }
+  } catch (Failure&) {
+    if (r.created) undo_new_log(o.dir, prep);
+    throw;
   }
-  CreateOptions given = o.create;
-  given.start_sequence.reset();
-  if (r.created) given = {};  // alog.json now holds them
-  auto log = open_write_or_fail(g, o.dir, given, o.sync_each);
 
-  Appender app(g, *log, r, size_t(batch));
+  Appender app(g, *log, r, size_t(batch), flush_ms, sync_ms, !o.sync_each && !o.no_sync, ret);
+  std::optional<InputReader> in;
+  bool stopped = false;
+  const uint64_t max_payload = log->options().max_payload_size;
+  // An NDJSON line holds its payload encoded: at most 6 bytes per byte
+  // (utf8 with \u escapes), plus the object around it.
+  const uint64_t max_line =
+      o.ndjson ? std::min<uint64_t>(max_payload, UINT64_MAX / 8) * 6 + 4096 : max_payload;
+  auto feed = [&](std::string rec) {
+    if (o.ndjson) {
+      auto pl = ndjson_payload(rec, enc, in->name(), in->record_number(), in->record_offset());
+      if (!pl) return;
+      if (pl->size() > max_payload)
+        fail("payload_too_large", in->name(), in->record_offset(),
+             fmt::format("line {}: record of {} bytes is larger than max_payload_size {}",
+                         in->record_number(), pl->size(), max_payload));
+      rec = std::move(*pl);
+    }
+    app.add(std::move(rec), *in);
+  };
   try {
     std::string rec;
-    for (size_t i = 0; i < files.size(); i++) {
-      InputReader in(files[i] == "-" ? "stdin" : files[i], fds[i], split,
-                     log->options().max_payload_size);
-      while (in.next(&rec)) {
-        app.add(std::move(rec), in);
-        rec.clear();
-        check_interrupted();
+    for (size_t i = 0; i < files.size() && !stopped; i++) {
+      in.emplace(files[i] == "-" ? "stdin" : files[i], fds[i], split, max_line);
+      while (true) {
+        InputReader::Got got = in->next(&rec, app.tick());
+        if (got == InputReader::Got::record) {
+          feed(std::move(rec));
+          rec.clear();
+        } else if (got == InputReader::Got::signal) {
+          stopped = true;
+          break;
+        } else if (got == InputReader::Got::eof) {
+          break;
+        }
       }
       if (fds[i] != 0) ::close(fds[i]);
     }
+    if (stopped) drain(g, feed, *in);
+    if (signals_received() > 1) check_interrupted();
     app.flush();
-    check_interrupted();
     Status st = o.no_sync ? log->close(/*sync=*/false) : log->sync();
     if (st && !o.no_sync) st = log->close();
     if (!st) fail(st, o.dir);
     r.synced = !o.no_sync;
   } catch (Failure& f) {
-    app.salvage(!o.no_sync, f);
+    // A second signal ends it at once: no sync.
+    app.salvage(!o.no_sync && f.code != "interrupted", f, in ? &*in : nullptr);
+    if (r.created && r.records == 0) {
+      log.reset();
+      undo_new_log(o.dir, prep);
+    }
     throw;
   }
   r.next_seq = log->next_sequence();
-  print(r, g);
-  return kExitOk;
+  const int exit = stopped ? kExitInterrupted : kExitOk;
+  print(r, g, exit);
+  if (stopped && !g.quiet)
+    fmt::print(stderr, "alog: {}: interrupted by {}: {} records appended{}\n", o.dir,
+               first_signal_name(), r.records, r.synced ? " and synced" : "");
+  return exit;
 }
 
 }  // namespace
@@ -318,15 +264,32 @@ Command add_append(CLI::App& app, const Global& g) {
   auto* n0 = sub->add_flag("-0,--null", o->null, "Records end with a NUL byte");
   auto* l32 = sub->add_flag("--len32", o->len32, "Each record is a 32-bit big-endian length, then the bytes");
   auto* wh = sub->add_flag("--whole", o->whole, "Each input file is one record");
-  n0->excludes(l32)->excludes(wh);
-  l32->excludes(wh);
+  auto* nd = sub->add_flag("--ndjson", o->ndjson,
+                           "Each line is a record object as cat --json writes it");
+  n0->excludes(l32)->excludes(wh)->excludes(nd);
+  l32->excludes(wh)->excludes(nd);
+  wh->excludes(nd);
+  sub->add_option("--payload", o->payload,
+                  "With --ndjson: the encoding of payloads without payload_encoding (default base64)")
+      ->check(CLI::IsMember({"base64", "hex", "utf8"}));
   sub->add_option("--batch", o->batch, "Records per batch, 1..65535 (default 500)")
       ->type_name("N")
       ->check(CLI::Validator(check_u64(), "N"));
+  sub->add_option("--flush-interval", o->flush_interval,
+                  "Write a batch at the latest this long after its first record (default 200ms)")
+      ->type_name("DURATION")
+      ->check(CLI::Validator(check_duration_ms(), "DURATION"));
+  auto* si = sub->add_option("--sync-interval", o->sync_interval,
+                             "Sync at the latest this long after a write (default 1s)")
+                 ->type_name("DURATION")
+                 ->check(CLI::Validator(check_duration_ms(), "DURATION"));
   auto* se = sub->add_flag("--sync-each", o->sync_each, "Sync every batch before the next");
-  auto* ns = sub->add_flag("--no-sync", o->no_sync, "Skip the final explicit sync");
+  auto* ns = sub->add_flag("--no-sync", o->no_sync, "No periodic and no final explicit sync");
   se->excludes(ns);
+  si->excludes(ns)->excludes(se);
+  add_wait_option(*sub, o->wait);
   o->create.add_to(*sub);
+  o->retention.add_to(*sub);
   return {sub, false, [o, &g] { return run_append(*o, g); }};
 }
 

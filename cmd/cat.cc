@@ -1,5 +1,6 @@
 // alog cat DIR|SEGMENT: records in order, raw or as NDJSON; -f follows the
-// log as it grows, across rolls, recycling and truncation.
+// log as it grows, across rolls, recycling and truncation, waking when the
+// directory changes; -F also waits for a log that does not exist yet.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -9,8 +10,10 @@
 #include "alog/crc32c.h"
 #include "alog/scanner.h"
 #include "cli.h"
+#include "cursor.h"
 #include "report.h"
 #include "segment_file.h"
+#include "watch.h"
 
 namespace alog::cli {
 
@@ -19,8 +22,10 @@ namespace {
 struct CatOptions {
   std::string dir;
   std::optional<std::string> from, to, count, last;
-  bool null = false, len32 = false, seq = false, follow = false, salvage = false;
+  bool null = false, len32 = false, seq = false, follow = false, follow_retry = false,
+       salvage = false;
   std::optional<std::string> payload;
+  std::optional<std::string> cursor_file;
   int poll_ms = 100;
 };
 
@@ -155,6 +160,7 @@ bool done(const Range& r, const Printer& p, uint64_t pos) {
 // boundary before a stop: a partial batch is never shown); the second prints.
 int cat_segment(const CatOptions& o, const Global& g) {
   if (o.follow) throw UsageError("--follow needs a log directory, not a segment file");
+  if (o.cursor_file) throw UsageError("--cursor-file needs a log directory, not a segment file");
   SegmentFile seg = open_segment_file(o.dir);
   require_walkable(seg);
   const format::Slot& w = seg.winner();
@@ -201,25 +207,128 @@ class Written {
   }
   // The first of the written records [.., pos) the log no longer holds as
   // written (pos when it holds them all, as far as they are remembered).
+  // Only a record that is gone (not_found) or different counts: another
+  // error (a segment recycled under the read) proves nothing.
   uint64_t first_lost(const Log& log, uint64_t pos) const {
     uint64_t lost = pos;
     for (auto it = v_.rbegin(); it != v_.rend(); ++it) {
       if (it->first >= pos) continue;
       auto rec = log.read(it->first);
+      if (!rec && rec.status().code() != Errc::not_found) break;
       if (rec && crc32c(rec->payload.data(), rec->payload.size()) == it->second) break;
       lost = it->first;
     }
     return lost;
   }
+  bool empty() const { return v_.empty(); }
+  uint64_t last() const { return v_.back().first; }
 
  private:
   static constexpr size_t kKeep = 4096;
   std::deque<std::pair<uint64_t, uint32_t>> v_;
 };
 
+// --cursor-file: where the output starts (after the cursor's record, which
+// must still be in the log as it was), and the cursor rewritten once the
+// records before it are out of this process.
+class CursorKeeper {
+ public:
+  CursorKeeper(const CatOptions& o, const Printer& p) : o_(o), p_(p) {}
+
+  // The cursor, checked against the log: a Failure (exit 4) when its record
+  // is gone or differs. nullopt without a cursor (or with --from/--last,
+  // which override it).
+  std::optional<Cursor> start(const Log& log) {
+    if (!o_.cursor_file || o_.from || o_.last) return std::nullopt;
+    auto c = read_cursor(*o_.cursor_file);
+    if (!c) return std::nullopt;
+    auto rec = log.read(c->seq);
+    std::string what;
+    if (!rec && rec.status().code() == Errc::not_found)
+      what = fmt::format("is no longer in the log [{}, {})", log.first_sequence(), log.next_sequence());
+    else if (!rec)
+      fail(rec.status(), o_.dir);
+    else if (crc32c(rec->payload.data(), rec->payload.size()) != c->crc)
+      what = "differs from the one the cursor names (truncated, recycled or salvaged and written again)";
+    if (!what.empty())
+      throw Failure("cursor_mismatch", *o_.cursor_file, std::nullopt,
+                    fmt::format("the record at the cursor (sequence {}, crc {}) {}; give --from to "
+                                "start anyway",
+                                c->seq, hex32(c->crc), what),
+                    kExitDamaged);
+    saved_ = c->seq;
+    return c;
+  }
+
+  // Flushes stdout, then rewrites the cursor when records were written since.
+  void save() {
+    if (!o_.cursor_file || !p_.last_seq() || saved_ == p_.last_seq()) return;
+    out_flush();
+    write_cursor(*o_.cursor_file, {*p_.last_seq(), p_.last_crc()});
+    saved_ = p_.last_seq();
+  }
+  // As save() on the way out of an error: a failure to save is dropped (the
+  // error at hand is what the command reports).
+  void save_quietly() noexcept {
+    try {
+      save();
+    } catch (...) {
+    }
+  }
+
+ private:
+  const CatOptions& o_;
+  const Printer& p_;
+  std::optional<uint64_t> saved_;
+};
+
+// cat -F: the log once it exists (its directory holds a segment).
+std::unique_ptr<Log> wait_for_log(const CatOptions& o, DirWatch& watch) {
+  while (true) {
+    // Watch first, then look: a log created in between wakes the wait.
+    if (!watch.watch(o.dir)) watch.watch(dir_name(o.dir));
+    auto r = Log::open_read(o.dir);
+    if (r) return std::move(r).value();
+    Errc c = r.status().code();
+    if (c != Errc::not_found && c != Errc::not_a_log) fail(r.status(), o.dir);
+    if (!watch.wait()) check_interrupted();
+  }
+}
+
+int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper);
+
 int cat_dir(const CatOptions& o, const Global& g) {
-  auto log = open_read_or_fail(o.dir);
+  Printer p(o, g);
+  CursorKeeper keeper(o, p);
+  try {
+    int exit = cat_dir_records(o, g, p, keeper);
+    keeper.save();
+    return exit;
+  } catch (Failure&) {
+    keeper.save_quietly();
+    throw;
+  }
+}
+
+int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper) {
+  // Without inotify, a look every poll_ms; the watch starts before the
+  // first look, so no change after it is missed.
+  DirWatch watch(o.poll_ms);
+  std::unique_ptr<Log> log;
+  if (o.follow_retry) {
+    log = wait_for_log(o, watch);
+    watch.watch(o.dir);  // the log's own directory now; look again after it
+    if (Status st = log->refresh(); !st.is_ok()) fail(st, o.dir);
+  } else {
+    if (o.follow) watch.watch(o.dir);
+    log = open_read_or_fail(o.dir);
+  }
   Range r = resolve(o, log->first_sequence(), log->next_sequence());
+  Written written;
+  if (auto c = keeper.start(*log)) {
+    r.from = c->seq + 1;
+    written.add(c->seq, c->crc);  // a cut below the cursor is a reset too
+  }
   if (!o.follow && r.from > log->next_sequence())
     fail("out_of_bounds", o.dir, std::nullopt,
          fmt::format("--from {} is past the end of the log (next sequence {})", r.from,
@@ -227,8 +336,6 @@ int cat_dir(const CatOptions& o, const Global& g) {
   if (o.from && r.from < log->first_sequence())
     warn(g, o.dir, std::nullopt,
          fmt::format("records before {} were truncated; starting there", log->first_sequence()));
-  Printer p(o, g);
-  Written written;
   Progress progress(g, "cat", /*delayed=*/true);
   uint64_t pos = std::max(r.from, log->first_sequence());
   bool torn_warned = false;
@@ -237,10 +344,12 @@ int cat_dir(const CatOptions& o, const Global& g) {
     if (!sc) fail(sc.status(), o.dir);
     return std::move(sc).value();
   };
-  std::unique_ptr<Scanner> sc = new_scanner();
+  // A follower asked for records beyond the end has no scanner until they exist.
+  std::unique_ptr<Scanner> sc;
+  if (pos <= log->next_sequence()) sc = new_scanner();
   while (true) {
     bool reaped = false;
-    while (!done(r, p, pos)) {
+    while (sc && !done(r, p, pos)) {
       auto more = sc->next();
       if (!more) {
         if (o.follow && more.status().code() == Errc::segment_reaped) {
@@ -293,34 +402,41 @@ int cat_dir(const CatOptions& o, const Global& g) {
       }
     }
     if (!o.follow) return kExitOk;
-    // Follow: the log as another process changes it, every 100 ms.
+    // Follow: the log as another process changes it, looked at again when
+    // its directory changes.
     out_flush();
+    keeper.save();
     if (!reaped) {
       check_interrupted();
-      nap_ms(o.poll_ms);
-      check_interrupted();
+      if (!watch.wait()) check_interrupted();
     }
     Status st = log->refresh();
     if (!st.is_ok()) fail(st, o.dir);
     if (log->torn_tail().empty()) torn_warned = false;
     uint64_t first = log->first_sequence(), next = log->next_sequence();
     bool rescan = reaped;
-    if (pos > next) {
-      p.reset(g, o.dir, "truncated_after", next, pos - 1, next,
-              fmt::format("records {}-{} already written were removed by truncate-after; "
-                          "following from {}", next, pos - 1, next));
-      pos = next;
-      rescan = true;
-    } else if (reaped && pos > first) {
-      // Cut behind the scanner and perhaps appended again: which of the
-      // records written are still there as written?
+    if (!written.empty() && pos > first) {
+      // Are the records written still there as written? A cut
+      // (truncate-after) removes them, and perhaps others were appended
+      // since under the same sequences: checked whatever next is now.
       uint64_t lost = written.first_lost(*log, pos);
+      if (pos > next && written.last() >= next) lost = std::min(lost, next);
       if (lost < pos) {
         p.reset(g, o.dir, "truncated_after", lost, pos - 1, lost,
-                fmt::format("records {}-{} already written are no longer the ones written: the "
-                            "log was cut by truncate-after; following from {}", lost, pos - 1, lost));
+                lost >= next
+                    ? fmt::format("records {}-{} already written were removed by truncate-after; "
+                                  "following from {}", lost, pos - 1, lost)
+                    : fmt::format("records {}-{} already written are no longer the ones written: "
+                                  "the log was cut by truncate-after; following from {}",
+                                  lost, pos - 1, lost));
         pos = lost;
+        rescan = true;
       }
+    }
+    if (pos > next) {
+      // --from beyond the end: nothing owed yet, wait for the records to exist.
+      sc.reset();
+      continue;
     }
     if (first > pos) {
       // From another process a recycle and a truncate-before look alike: a
@@ -335,7 +451,7 @@ int cat_dir(const CatOptions& o, const Global& g) {
       pos = first;
       rescan = true;
     }
-    if (rescan) sc = new_scanner();
+    if (rescan || !sc) sc = new_scanner();
   }
 }
 
@@ -369,7 +485,8 @@ int cat_salvaged(const CatOptions& o, const Global& g) {
       p.problem(pr);
       out_flush();
       fmt::print(stderr, "alog: {}\n",
-                 located(path_join(o.dir, pr.file), pr.offset, "corruption: " + pr.kind + ": " + pr.message));
+                 escape_text(located(path_join(o.dir, pr.file), pr.offset,
+                                     "corruption: " + pr.kind + ": " + pr.message)));
     }
     if (!rep->refused.empty())
       throw Failure("corrupt", o.dir, std::nullopt, "salvage would refuse: " + rep->refused, kExitDamaged);
@@ -383,7 +500,8 @@ int run_cat(const CatOptions& o, const Global& g) {
   if (o.from && o.to && *parse_u64(*o.to) < *parse_u64(*o.from))
     throw UsageError("--to is less than --from");
   if (o.salvage) {
-    if (o.follow || o.last) throw UsageError("--salvage cannot be combined with -f or --last");
+    if (o.follow || o.last || o.cursor_file)
+      throw UsageError("--salvage cannot be combined with -f, --last or --cursor-file");
     if (is_regular_file(o.dir)) throw UsageError("--salvage reads a log directory, not a segment file");
     return cat_salvaged(o, g);
   }
@@ -413,6 +531,12 @@ Command add_cat(CLI::App& app, const Global& g) {
   sub->add_flag("-f,--follow", o->follow, "Wait for new records, like tail -f");
   sub->add_flag("--salvage", o->salvage,
                 "Read a damaged log as recover --force would leave it, changing nothing");
+  sub->add_flag_callback(
+      "-F,--follow-retry", [o] { o->follow = o->follow_retry = true; },
+      "As -f, and wait for a log that does not exist yet, like tail -F");
+  sub->add_option("--cursor-file", o->cursor_file,
+                  "Start after the record FILE names; rewrite FILE after each chunk of output")
+      ->type_name("FILE");
   sub->add_option("--payload", o->payload, "Payload encoding (text default: raw; JSON: base64)")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}));
   return {sub, true, [o, &g] { return run_cat(*o, g); }};

@@ -1,6 +1,7 @@
 // Shared pieces of the alog toolkit: exit statuses, the error type commands
 // throw, stdout/stderr output (text and JSON), payload encoders, argument
-// parsers, terminal helpers and the DIR/alog.json options file. Commands
+// parsers, terminal helpers and the DIR/alog.json options file (signals are
+// in signals.h). Commands
 // build typed results and render them through these helpers; main.cc alone
 // catches errors and turns them into exit statuses (man/alog.1).
 #pragma once
@@ -16,6 +17,7 @@
 
 #include "alog/log.h"
 #include "alog/status.h"
+#include "signals.h"
 
 namespace CLI {
 class App;
@@ -51,6 +53,7 @@ struct Failure : std::runtime_error {
   std::string path;  // file or directory concerned ("" when none)
   std::optional<uint64_t> offset;
   int exit_status = kExitError;
+  Json detail;  // null, or an object whose members the JSON error object also carries
   Failure(std::string code_, std::string path_, std::optional<uint64_t> offset_, std::string msg,
           int exit = kExitError);
 };
@@ -87,16 +90,6 @@ std::string escape_text(std::string_view s);
 void out_json(const Json& j);
 // Flushes stdout; a write error throws as above.
 void out_flush();
-
-// ---- signals ----
-// SIGPIPE default; SIGINT, SIGTERM and SIGHUP set a flag (no SA_RESTART, so
-// blocking reads return EINTR).
-void install_signal_handlers();
-bool interrupted();
-// Throws the "interrupted" Failure (exit 130) when a signal arrived.
-void check_interrupted();
-// Sleeps up to ms milliseconds; returns early on a signal.
-void nap_ms(int ms);
 
 // ---- terminal ----
 bool stderr_is_tty();
@@ -150,10 +143,13 @@ Json opt_json(std::optional<uint64_t> v);  // null or the number
 std::optional<uint64_t> parse_u64(std::string_view s);
 std::optional<uint64_t> parse_size(std::string_view s);
 std::optional<uint64_t> parse_duration_s(std::string_view s);
+// A DURATION in milliseconds: "200ms", or any parse_duration_s value.
+std::optional<uint64_t> parse_duration_ms(std::string_view s);
 // CLI11 validators for SEQ/N, SIZE and DURATION option values.
 std::function<std::string(std::string&)> check_u64();
 std::function<std::string(std::string&)> check_size();
 std::function<std::string(std::string&)> check_duration();
+std::function<std::string(std::string&)> check_duration_ms();
 
 // ---- the log directory ----
 // True when path names a regular file (a single segment) rather than a directory.
@@ -175,20 +171,37 @@ struct CreateOptions {
 Options load_options(const std::string& dir, const CreateOptions& given, bool* found = nullptr);
 // Why options are invalid ("" when they are valid), as the library checks them.
 std::string check_options(const Options& o);
-// Writes DIR/alog.json atomically (tmp, sync, rename, sync dir).
-void save_options(const std::string& dir, const Options& o);
+// Writes DIR/alog.json atomically (tmp, sync, rename, sync dir); a
+// non-empty `retention` object is kept under "retention".
+void save_options(const std::string& dir, const Options& o, const Json& retention = nullptr);
 Json options_json(const Options& o);
+
+// ---- the lock ----
+// The pid the holder wrote into DIR/LOCK, if any (informative only).
+std::optional<uint64_t> lock_holder_pid(const std::string& dir);
+// The `locked` Failure naming the holder's pid (JSON detail holder_pid);
+// waited_ms: --wait was given and ran out.
+[[noreturn]] void fail_locked(const std::string& dir, std::optional<uint64_t> waited_ms);
+// --wait DURATION on a mutating command, and its value in milliseconds.
+void add_wait_option(CLI::App& sub, std::optional<std::string>& wait);
+std::optional<uint64_t> wait_ms(const std::optional<std::string>& wait);
+// After a `locked` refusal: true when the caller should try again (wait
+// given and not used up by now_ms() - start_ms); it has napped meanwhile.
+bool lock_wait_retry(std::optional<uint64_t> wait, uint64_t start_ms, int& nap);
 
 // Mutating commands other than append never create a log: a Failure
 // (not_found, not_a_log) unless dir is a directory holding segment files.
 void require_log_dir(const std::string& dir);
-// A dry run fails with `locked` exactly when the real run would.
-void require_unlocked(const std::string& dir);
+// A dry run fails with `locked` exactly when the real run would (after
+// waiting up to wait_ms for the holder to let go).
+void require_unlocked(const std::string& dir, std::optional<uint64_t> wait_ms = std::nullopt);
 
 // Opens for writing with the options of alog.json (plus overrides); Failure on error.
 // A torn tail the open cut is reported as a warning.
+// wait_ms: how long to wait for a lock another process holds (none: fail at once).
 std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
-                                        const CreateOptions& given, bool sync_on_append = false);
+                                        const CreateOptions& given, bool sync_on_append = false,
+                                        std::optional<uint64_t> wait_ms = std::nullopt);
 
 // The file name part of a path ("a/b/000.seg" -> "000.seg").
 std::string base_name(const std::string& path);
@@ -211,6 +224,7 @@ Command add_truncate_before(CLI::App& app, const Global& g);
 Command add_truncate_after(CLI::App& app, const Global& g);
 Command add_dump_frames(CLI::App& app, const Global& g);
 Command add_stats(CLI::App& app, const Global& g);
+Command add_roll(CLI::App& app, const Global& g);
 Command add_completion(CLI::App& app, const Global& g);
 
 // The summary object's first keys: schema_version, status, exit_status.

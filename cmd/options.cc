@@ -199,9 +199,11 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
   return o;
 }
 
-void save_options(const std::string& dir, const Options& o) {
+void save_options(const std::string& dir, const Options& o, const Json& retention) {
   std::string path = options_path(dir), tmp = path + ".tmp";
-  std::string body = options_json(o).dump() + "\n";
+  Json j = options_json(o);
+  if (retention.is_object() && !retention.empty()) j["retention"] = retention;
+  std::string body = j.dump() + "\n";
   auto f = posix_fs().open(tmp, OpenMode::create_trunc);
   if (!f) fail(f.status(), tmp);
   Status st = (*f)->pwrite(body.data(), body.size(), 0);
@@ -216,16 +218,19 @@ void save_options(const std::string& dir, const Options& o) {
 }
 
 std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
-                                        const CreateOptions& given, bool sync_on_append) {
+                                        const CreateOptions& given, bool sync_on_append,
+                                        std::optional<uint64_t> wait_ms) {
   Options o = load_options(dir, given);
   o.sync_on_append = sync_on_append;
   auto before = lost_found_names(dir);
+  const uint64_t start = now_ms();
+  int nap = 5;
   auto r = Log::open(dir, o);
+  while (!r && r.status().code() == Errc::locked && lock_wait_retry(wait_ms, start, nap))
+    r = Log::open(dir, o);
   if (!r) {
-    Failure f = failure(r.status(), dir);
-    if (r.status().code() == Errc::locked) f = Failure("locked", path_join(dir, "LOCK"), std::nullopt,
-                                                       "another process holds the lock");
-    throw f;
+    if (r.status().code() == Errc::locked) fail_locked(dir, wait_ms);
+    fail(r.status(), dir);
   }
   for (const auto& n : lost_found_names(dir))
     if (!before.count(n))
@@ -248,10 +253,11 @@ void require_log_dir(const std::string& dir) {
   if (!has_segments(dir)) fail("not_a_log", dir, std::nullopt, "no segment files (not an alog log)");
 }
 
-void require_unlocked(const std::string& dir) {
-  if (writer_active(dir))
-    fail("locked", path_join(dir, std::string(format::kLockName)), std::nullopt,
-         "another process holds the lock");
+void require_unlocked(const std::string& dir, std::optional<uint64_t> wait_ms) {
+  const uint64_t start = now_ms();
+  int nap = 5;
+  while (writer_active(dir))
+    if (!lock_wait_retry(wait_ms, start, nap)) fail_locked(dir, wait_ms);
 }
 
 }  // namespace alog::cli

@@ -1,5 +1,5 @@
 // The output layer: errors and warnings on stderr, data on stdout (with write
-// errors reported), signals, terminal detection, progress and encoders.
+// errors reported), terminal detection, progress and encoders.
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -107,34 +107,6 @@ void out_json(const Json& j) {
 void out_flush() {
   errno = 0;
   if (std::fflush(stdout) != 0) write_failed(errno);
-}
-
-// ---- signals ----
-
-namespace {
-volatile sig_atomic_t g_signal = 0;
-extern "C" void on_signal(int sig) { g_signal = sig; }
-}  // namespace
-
-void install_signal_handlers() {
-  ::signal(SIGPIPE, SIG_DFL);
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns EINTR
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
-}
-
-bool interrupted() { return g_signal != 0; }
-
-void check_interrupted() {
-  if (interrupted()) throw Failure("interrupted", "", std::nullopt, "interrupted", kExitInterrupted);
-}
-
-void nap_ms(int ms) {
-  struct timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-  ::nanosleep(&ts, nullptr);  // EINTR on a signal: the caller checks interrupted()
 }
 
 // ---- terminal ----

@@ -21,6 +21,7 @@ struct RecoverCmdOptions {
   std::optional<std::string> first_seq, next_seq;
   std::optional<uint32_t> generation;
   bool confirm_missing = false;
+  std::optional<std::string> wait;
 };
 
 bool has_damage(const VerifyReport& r) { return !r.clean(); }
@@ -197,7 +198,7 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
 
 int run_recover(const RecoverCmdOptions& o, const Global& g) {
   require_log_dir(o.dir);
-  if (o.dry_run) require_unlocked(o.dir);
+  if (o.dry_run) require_unlocked(o.dir, wait_ms(o.wait));
   Progress progress(g, "recover", /*delayed=*/false);
   RecoverOptions ro;
   ro.dry_run = o.dry_run;
@@ -210,11 +211,14 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
   ro.confirm_missing = o.confirm_missing;
   ro.checkpoint_stride = load_options(o.dir, CreateOptions{}).checkpoint_stride;
   ro.progress = progress_fn(progress);
+  const uint64_t start = now_ms();
+  int nap = 5;
   auto res = recover(o.dir, ro);
+  while (!res && res.status().code() == Errc::locked && lock_wait_retry(wait_ms(o.wait), start, nap))
+    res = recover(o.dir, ro);
   progress.clear();
   if (!res) {
-    if (res.status().code() == Errc::locked)
-      fail("locked", path_join(o.dir, "LOCK"), std::nullopt, "another process holds the lock");
+    if (res.status().code() == Errc::locked) fail_locked(o.dir, wait_ms(o.wait));
     fail(res.status(), o.dir);
   }
   int exit = recover_exit(*res, o.dry_run);
@@ -230,6 +234,7 @@ Command add_recover(CLI::App& app, const Global& g) {
   sub->fallthrough();
   sub->add_option("DIR", o->dir, "Log directory")->required();
   sub->add_flag("-n,--dry-run", o->dry_run, "Print the plan; change nothing");
+  add_wait_option(*sub, o->wait);
   sub->add_flag("--force", o->force,
                 "Also salvage corruption: keep every proven record at its sequence, lost frames for the rest");
   sub->add_option("--first-seq", o->first_seq, "Salvage: the first segment's first sequence to keep")

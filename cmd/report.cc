@@ -121,10 +121,11 @@ void print_truncate(const TruncateResult& r, const Global& g) {
                        r.dry_run ? "would be freed" : "freed", r.dry_run ? "would be" : "now", log));
 }
 
-std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run) {
+std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run,
+                                       std::optional<uint64_t> wait_ms) {
   require_log_dir(dir);
-  if (!dry_run) return open_write_or_fail(g, dir, {});
-  require_unlocked(dir);
+  if (!dry_run) return open_write_or_fail(g, dir, {}, false, wait_ms);
+  require_unlocked(dir, wait_ms);
   return open_read_or_fail(dir);
 }
 

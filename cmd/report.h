@@ -47,7 +47,9 @@ struct TruncateResult {
 void print_truncate(const TruncateResult& r, const Global& g);
 // Opens DIR for truncate-before/after: for a dry run read-only (refusing a
 // log a writer holds: its plan would be stale at once), else for writing.
-std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run);
+// wait_ms: how long to wait for the lock (--wait).
+std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run,
+                                       std::optional<uint64_t> wait_ms = std::nullopt);
 // After a cut: the files of `before` the log no longer has, the records and
 // bytes (by disk size, `disk_before` before the cut) it freed, and the log's
 // range now.

@@ -22,7 +22,8 @@ struct StatsOptions {
 };
 
 struct Totals {
-  uint64_t records = 0, lost = 0, batches = 0, checkpoints = 0, disk = 0, payload = 0, overhead = 0;
+  uint64_t records = 0, lost = 0, batches = 0, checkpoints = 0, disk = 0, payload = 0, overhead = 0,
+           stale = 0;
 };
 
 // Size minus payload bytes minus the bytes before the read offset that are no longer live.
@@ -42,6 +43,7 @@ Totals totals_of(const VerifyReport& r) {
     t.disk += s.file_length;
     t.payload += s.payload_bytes;
     t.overhead += overhead_of(s);
+    t.stale += s.stale_bytes;
   }
   return t;
 }
@@ -140,6 +142,7 @@ int run_stats(const StatsOptions& o, const Global& g) {
       sj["file_length"] = s.file_length;
       sj["payload_bytes"] = s.payload_bytes;
       sj["overhead_bytes"] = overhead_of(s);
+      sj["stale_bytes"] = s.stale_bytes;
       sj["generation"] = s.generation;
       sj["created_at_ms"] = s.header_ok ? Json(s.created_at_ms) : Json(nullptr);
       sj["created_at"] = s.header_ok ? Json(iso_time_ms(s.created_at_ms)) : Json(nullptr);
@@ -154,6 +157,7 @@ int run_stats(const StatsOptions& o, const Global& g) {
     tj["checkpoints"] = t.checkpoints;
     tj["payload_bytes"] = t.payload;
     tj["overhead_bytes"] = t.overhead;
+    tj["stale_bytes"] = t.stale;
     tj["disk_size"] = t.disk;
     tj["first_seq"] = any ? opt_json(r.first_sequence) : Json(nullptr);
     tj["last_seq"] = any ? Json(r.next_sequence - 1) : Json(nullptr);

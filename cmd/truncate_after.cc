@@ -17,6 +17,7 @@ struct TruncateAfterOptions {
   std::string dir;
   std::string seq;
   bool dry_run = false;
+  std::optional<std::string> wait;
 };
 
 // Bytes a cut right after seq's frame frees in its segment: the frame's end
@@ -41,7 +42,7 @@ uint64_t cut_bytes(const Log& log, const SegmentInfo& holder, uint64_t seq) {
 
 int run_truncate_after(const TruncateAfterOptions& o, const Global& g) {
   uint64_t seq = *parse_u64(o.seq);
-  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run);
+  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run, wait_ms(o.wait));
   if (seq < log->first_sequence() || seq >= log->next_sequence())
     fail("out_of_bounds", o.dir, std::nullopt,
          log->empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq,
@@ -91,6 +92,7 @@ Command add_truncate_after(CLI::App& app, const Global& g) {
   sub->add_option("DIR", o->dir, "Log directory")->required();
   sub->add_option("SEQ", o->seq, "Last sequence to keep")->required()->check(CLI::Validator(check_u64(), "SEQ"));
   sub->add_flag("-n,--dry-run", o->dry_run, "Print the plan; change nothing");
+  add_wait_option(*sub, o->wait);
   return {sub, false, [o, &g] { return run_truncate_after(*o, g); }};
 }
 

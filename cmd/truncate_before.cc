@@ -18,6 +18,7 @@ struct TruncateBeforeOptions {
   std::string dir;
   std::optional<std::string> seq, keep, keep_bytes, keep_segments, older_than;
   bool dry_run = false;
+  std::optional<std::string> wait;
 };
 
 uint64_t wall_clock_ms() {
@@ -68,7 +69,7 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
   if (o.seq && any_policy(policy)) throw UsageError("give SEQ or retention options, not both");
   if (!o.seq && !any_policy(policy))
     throw UsageError("SEQ or one of --keep, --keep-bytes, --keep-segments, --older-than is required");
-  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run);
+  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run, wait_ms(o.wait));
   auto segs = log->segments();
   if (segs.empty()) fail("not_a_log", o.dir, std::nullopt, "no readable segments");
 
@@ -119,6 +120,7 @@ Command add_truncate_before(CLI::App& app, const Global& g) {
   sub->add_option("--older-than", o->older_than, "Remove segments whose records are all older than DURATION")
       ->type_name("DURATION")->check(CLI::Validator(check_duration(), "DURATION"));
   sub->add_flag("-n,--dry-run", o->dry_run, "Print the plan; change nothing");
+  add_wait_option(*sub, o->wait);
   return {sub, false, [o, &g] { return run_truncate_before(*o, g); }};
 }
 

@@ -1,5 +1,6 @@
 // Argument values (man/alog.1 "Arguments"): SEQ/N, SIZE ("64MiB", "4k")
-// and DURATION ("7d", "1d12h", "2h30m15s"), strict about everything else.
+// and DURATION ("7d", "1d12h", "2h30m15s", and for intervals "200ms"),
+// strict about everything else.
 #include <string>
 
 #include "cli.h"
@@ -78,6 +79,18 @@ std::optional<uint64_t> parse_duration_s(std::string_view s) {
   return total;
 }
 
+std::optional<uint64_t> parse_duration_ms(std::string_view s) {
+  if (s.size() > 2 && s.substr(s.size() - 2) == "ms") {
+    size_t i = 0;
+    auto v = digits(s, i);
+    if (!v || i != s.size() - 2) return std::nullopt;
+    return v;
+  }
+  auto secs = parse_duration_s(s);
+  if (!secs || *secs > UINT64_MAX / 1000) return std::nullopt;
+  return *secs * 1000;
+}
+
 std::function<std::string(std::string&)> check_u64() {
   return [](std::string& s) -> std::string {
     if (parse_u64(s)) return {};
@@ -89,6 +102,13 @@ std::function<std::string(std::string&)> check_size() {
   return [](std::string& s) -> std::string {
     if (parse_size(s)) return {};
     return "'" + s + "' is not a size (e.g. 4096, 4k, 64MiB, 1G)";
+  };
+}
+
+std::function<std::string(std::string&)> check_duration_ms() {
+  return [](std::string& s) -> std::string {
+    if (parse_duration_ms(s)) return {};
+    return "'" + s + "' is not a duration (e.g. 200ms, 1s, 30s, 5m)";
   };
 }
 

@@ -113,6 +113,22 @@ Status LogImpl::roll(uint64_t start) {
   return {};
 }
 
+Status LogImpl::roll_now() {
+  ALOG_TRY(check_writable());
+  auto v = view();
+  if (tail_.seq == v->back()->start_sequence()) return {};  // an empty active segment: nothing to seal
+  if (opt_.max_segments == 1)
+    return Status(Errc::segment_full, "the only segment cannot be sealed (max segments 1)").at(dir_);
+  const bool recycles = opt_.max_segments > 1 && v->size() >= opt_.max_segments;
+  const uint64_t grow = kHeaderSize + kFrameHeaderSize;
+  if (opt_.max_disk_size != 0 && !recycles && disk_size() + grow > opt_.max_disk_size)
+    return Status(Errc::disk_full, "a new segment would exceed the disk budget (" +
+                                       std::to_string(disk_size()) + " of " +
+                                       std::to_string(opt_.max_disk_size) + " bytes used)")
+        .at(dir_);
+  return roll(tail_.seq);
+}
+
 Result<uint64_t> LogImpl::append_batch(const RecordRef* recs, size_t n) {
   ALOG_TRY(check_writable());
   if (n == 0) {

@@ -85,6 +85,10 @@ Status Log::sync() {
   if (impl_->writer_attached()) return busy(impl_->dir());
   return impl_->sync();
 }
+Status Log::roll() {
+  if (impl_->writer_attached()) return busy(impl_->dir());
+  return impl_->roll_now();
+}
 Status Log::truncate_before(uint64_t seq) {
   if (impl_->writer_attached()) return busy(impl_->dir());
   return impl_->truncate_before(seq);

@@ -58,6 +58,8 @@ class LogImpl {
   // Writing (append.cc).
   Result<uint64_t> append_batch(const detail::RecordRef* recs, size_t n);
   Status sync();
+  // Log::roll (append.cc).
+  Status roll_now();
   // Truncation (truncate.cc).
   Status truncate_before(uint64_t seq);
   Status truncate_after(uint64_t seq);

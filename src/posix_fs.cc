@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
+#include <string>
 
 #include "alog/fs.h"
 
@@ -141,7 +142,11 @@ class PosixFile final : public File {
 class PosixLock final : public FileLock {
  public:
   explicit PosixLock(int fd) : fd_(fd) {}
-  ~PosixLock() override { ::close(fd_); }  // closing releases the flock
+  ~PosixLock() override {
+    // Still holding it: the pid goes before the lock does (a crash leaves it, stale).
+    (void)::ftruncate(fd_, 0);
+    ::close(fd_);  // closing releases the flock
+  }
 
  private:
   int fd_;
@@ -273,6 +278,10 @@ class PosixFs final : public Fs {
         return Status(Errc::locked, "another writer holds the lock", err).at(path);
       return Status::io_error("flock", path, err);
     }
+    // The holder's pid as decimal text, for messages only (FORMAT.md): a
+    // failure to write it does not matter, the flock alone decides.
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, pid.data(), pid.size(), 0);
     return std::unique_ptr<FileLock>(new PosixLock(fd));
   }
 

@@ -415,12 +415,13 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
         rep.problems.push_back(problem(l.name, at.offset, "synced_offset", Classification::corruption,
                                        "the walk ends before the synced offset",
                                        std::to_string(slot.synced_offset), std::to_string(at.offset)));
-      if (l.length > at.offset + kFrameHeaderSize)
+      if (l.length > at.offset + kFrameHeaderSize && l.h.generation > 1)
+        sr.stale_bytes = l.length - at.offset - kFrameHeaderSize;  // a healthy ring's leftovers
+      else if (l.length > at.offset + kFrameHeaderSize)
         rep.problems.push_back(problem(
             l.name, at.offset + kFrameHeaderSize, "bytes_after_eof", Classification::warning,
             std::to_string(l.length - at.offset - kFrameHeaderSize) +
-                (l.h.generation > 1 ? " bytes of stale frames after the EOF (recycled file); never read"
-                                    : " bytes after the EOF; never read (a writer's open truncates them)"),
+                " bytes after the EOF; never read (a writer's open truncates them)",
             "file length " + std::to_string(at.offset + kFrameHeaderSize),
             "file length " + std::to_string(l.length)));
     } else {

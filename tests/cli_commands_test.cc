@@ -77,7 +77,7 @@ TEST_CASE("append over the disk budget fails with disk_full and exit 8") {
   CHECK(r.exit_code == 8);
   check_one_line_error(r, d);
   CHECK(r.err.find("(nothing appended)") != std::string::npos);
-  r = run_alog("--json append " + shq(d), std::string(200, 'x') + "\n");
+  r = run_alog("--json append --max-disk-size 300 " + shq(d), std::string(200, 'x') + "\n");
   CHECK(r.exit_code == 8);
   CHECK(json::parse(r.out)["error"]["code"] == "disk_full");
 }

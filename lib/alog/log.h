@@ -99,6 +99,11 @@ class Log {
 
   // Makes everything appended so far durable. busy while a Writer runs.
   Status sync();
+  // Seals the active segment now (synced, as a roll does) and starts a new
+  // one, so that retention can remove it; nothing when it holds no record.
+  // Errors: segment_full (max_segments 1), disk_full (no room for a new
+  // segment), log_failed, io, busy (a Writer runs).
+  Status roll();
 
   // Removes all records below seq (whole segments, then a slot moves the read
   // offset). seq <= first: nothing; seq == next_sequence(): empties the log;

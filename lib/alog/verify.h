@@ -62,6 +62,9 @@ struct SegmentReport {
   uint64_t batches = 0;      // BatchEnd frames met
   uint64_t checkpoints = 0;  // checkpoint frames met (not the EOF)
   uint64_t payload_bytes = 0;
+  // Bytes after the EOF frame of a recycled file (generation > 1): its older
+  // generations' stale frames, normal in a ring, so not a problem.
+  uint64_t stale_bytes = 0;
   bool clean = false;        // the walk reached a valid EOF
 };
 

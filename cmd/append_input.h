@@ -1,0 +1,64 @@
+// The input side of alog append: one file or stdin split into records, read
+// in large blocks, waiting in poll(2) so that the caller can flush by time
+// and stop on a signal while no input arrives.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace alog::cli {
+
+enum class Split { newline, nul, len32, whole };
+
+class InputReader {
+ public:
+  // fd is not closed by the reader. max_payload: a record longer than this
+  // fails payload_too_large as soon as that many bytes of it have arrived.
+  InputReader(std::string name, int fd, Split split, uint64_t max_payload);
+
+  enum class Got { record, eof, timeout, signal };
+  // The next record into *out (record), the end of the input (eof), or
+  // nothing yet: no complete record arrived within timeout_ms (negative:
+  // no limit) or a signal arrived. Each byte is scanned once, so the cost
+  // is linear in the input. Throws the Failures bad_input,
+  // payload_too_large and io, located at the record's input offset.
+  Got next(std::string* out, int timeout_ms);
+  // A complete record already in the buffer, without reading (for a clean
+  // stop): false when none is.
+  bool next_buffered(std::string* out);
+
+  const std::string& name() const { return name_; }
+  // Input offset and number (1-based) of the record next() returned last.
+  uint64_t record_offset() const { return record_offset_; }
+  uint64_t record_number() const { return records_; }
+  // Input offset where the next record starts, and how many bytes of it
+  // were read (a partial record when the input stops here).
+  uint64_t offset() const { return offset_; }
+  uint64_t partial_bytes() const { return buf_.size() - pos_; }
+
+ private:
+  // A complete record at buf_[pos_] into *out; at the end of the input also
+  // the last one without a terminator.
+  bool take(std::string* out);
+  void consume(uint64_t n);
+  // exact: length is the record's; else the bytes of it read so far.
+  [[noreturn]] void too_large(uint64_t length, bool exact);
+  // Reads one block; false at the end of the input.
+  bool fill();
+
+  std::string name_;
+  int fd_;
+  Split split_;
+  uint64_t max_payload_;
+  std::string buf_;
+  std::unique_ptr<char[]> block_;  // what one read(2) returns
+  size_t pos_ = 0;      // start of the next record in buf_
+  size_t scanned_ = 0;  // buf_[pos_, scanned_) holds no terminator
+  uint64_t offset_ = 0;         // input offset of buf_[pos_]
+  uint64_t record_offset_ = 0;  // input offset of the record returned last
+  uint64_t records_ = 0;
+  bool eof_ = false, done_ = false;
+};
+
+}  // namespace alog::cli

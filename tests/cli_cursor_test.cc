@@ -1,0 +1,128 @@
+// cat --cursor-file (man/alog-cat.1): a consumer that restarts gets every
+// record once, and is told when the record at its cursor is gone or differs.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "alog/crc32c.h"
+#include "alog/log.h"
+#include "cli_child.h"
+#include "cli_util.h"
+
+using namespace alog;
+using namespace alog::test;
+using namespace alog::test::cli;
+using nlohmann::json;
+
+namespace {
+
+std::string payload(uint64_t seq) { return "record " + std::to_string(seq); }
+
+void append_n(Log& log, int n) {
+  for (int i = 0; i < n; i++) REQUIRE(log.append_one(payload(log.next_sequence())).is_ok());
+}
+
+uint64_t cursor_seq(const std::string& file) {
+  if (!file_exists(file)) return UINT64_MAX;
+  json j = json::parse(read_file(file), nullptr, false);
+  return j.is_object() && j.contains("seq") ? j["seq"].get<uint64_t>() : UINT64_MAX;
+}
+
+}  // namespace
+
+TEST_CASE("cat --cursor-file starts after the record the cursor names and rewrites the cursor") {
+  TempDir t;
+  std::string d = t / "log", cur = t / "cursor";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  append_n(**log, 3);
+  RunResult r = run_alog("cat --cursor-file " + shq(cur) + " " + shq(d));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "record 0\nrecord 1\nrecord 2\n");
+  uint32_t crc = crc32c(payload(2).data(), payload(2).size());
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "0x%08x", crc);
+  CHECK(read_file(cur) == "{\"seq\":2,\"crc\":\"" + std::string(hex) + "\"}\n");
+  CHECK(run_alog("cat --cursor-file " + shq(cur) + " " + shq(d)).out == "");
+  append_n(**log, 2);
+  CHECK(run_alog("cat --cursor-file " + shq(cur) + " " + shq(d)).out == "record 3\nrecord 4\n");
+  CHECK(cursor_seq(cur) == 4);
+}
+
+TEST_CASE("cat --cursor-file exits 4 when the record at the cursor is gone or differs, unless --from overrides") {
+  TempDir t;
+  std::string d = t / "log", cur = t / "cursor";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  append_n(**log, 5);
+  REQUIRE(run_alog("cat --to 2 --cursor-file " + shq(cur) + " " + shq(d)).exit_code == 0);
+  REQUIRE(cursor_seq(cur) == 2);
+  // Cut after 1, then another record 2: not the one the consumer was given.
+  REQUIRE((*log)->truncate_after(1).is_ok());
+  REQUIRE((*log)->append_one("other").is_ok());
+  RunResult r = run_alog("--json cat --cursor-file " + shq(cur) + " " + shq(d));
+  CHECK(r.exit_code == 4);
+  json e = json::parse(r.out);
+  CHECK(e["error"]["code"] == "cursor_mismatch");
+  CHECK(r.err.find("differs") != std::string::npos);
+  CHECK(cursor_seq(cur) == 2);  // unchanged
+  // Gone: truncated before.
+  append_n(**log, 2);
+  REQUIRE((*log)->truncate_before(3).is_ok());
+  r = run_alog("cat --cursor-file " + shq(cur) + " " + shq(d));
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.find("is no longer in the log") != std::string::npos);
+  r = run_alog("cat --from 0 --cursor-file " + shq(cur) + " " + shq(d));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == payload(3) + "\n" + payload(4) + "\n");
+  CHECK(cursor_seq(cur) == 4);
+}
+
+TEST_CASE("cat --cursor-file refuses a file that is not a cursor") {
+  TempDir t;
+  std::string d = t / "log", cur = t / "cursor";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  append_n(**log, 1);
+  write_file(cur, "garbage\n");
+  RunResult r = run_alog("cat --cursor-file " + shq(cur) + " " + shq(d));
+  CHECK(r.exit_code == 8);
+  check_one_line_error(r, cur);
+}
+
+TEST_CASE("cat -f --cursor-file rewrites the cursor as records are written, and a restart gets no record twice") {
+  TempDir t;
+  std::string d = t / "log", cur = t / "cursor";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  append_n(**log, 2);
+  {
+    Child c({"cat", "-f", "--cursor-file", cur, d});
+    CHECK(c.line(0) == payload(0));
+    CHECK(c.line(0) == payload(1));
+    append_n(**log, 1);
+    CHECK(c.line(0) == payload(2));
+    // The cursor follows the output (written after it, so wait for it).
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
+    while (cursor_seq(cur) != 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    CHECK(cursor_seq(cur) == 2);
+    CHECK(c.interrupt() == 130);
+  }
+  append_n(**log, 1);
+  CHECK(run_alog("cat --cursor-file " + shq(cur) + " " + shq(d)).out == payload(3) + "\n");
+}
+
+TEST_CASE("cat --cursor-file fails with io when the cursor cannot be written, after the records it printed") {
+  TempDir t;
+  std::string d = t / "log";
+  auto log = Log::open(d);
+  REQUIRE(log.is_ok());
+  append_n(**log, 1);
+  RunResult r = run_alog("cat --cursor-file " + shq(t / "missing/cursor") + " " + shq(d));
+  CHECK(r.exit_code == 8);
+  CHECK(r.out == payload(0) + "\n");
+  check_one_line_error(r, t / "missing/cursor");
+}
