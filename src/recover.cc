@@ -1,6 +1,6 @@
 // recover(): the repair tool's library side. Verifies every segment, plans
-// the cuts, and applies them: a torn tail through the ordinary open-time
-// recovery, corruption only when forced (FORMAT.md "A forced cut"). Every
+// (recover_plan.cc) and carries the plan out step by step: a torn tail
+// always, corruption only when forced (FORMAT.md "A forced cut"). Every
 // removed byte is first copied or moved to lost+found/ with a manifest.
 #include <algorithm>
 #include <chrono>
@@ -9,6 +9,7 @@
 #include "alog/log.h"
 #include "alog/verify.h"
 #include "lost_found.h"
+#include "recover_plan.h"
 #include "verify_internal.h"
 
 namespace alog {
@@ -63,6 +64,30 @@ Status cut_segment(const Ctx& c, const SegmentDetail& sd, int winner_idx, const 
   return f->datasync();
 }
 
+// Carries out step `s` of the plan (action `a`) while holding the lock.
+Status carry_out(const Ctx& c, const VerifyDetail& d, const PlanStep& s, RecoverAction& a) {
+  const SegmentDetail& sd = d.segments[s.segment];
+  switch (s.kind) {
+    case StepKind::by_open: return {};
+    case StepKind::move: {
+      ALOG_ASSIGN(a.saved_to, move_to_lost_found(c.fs, c.dir, a.file, a.bytes_dropped, s.manifest_reason, c.now()));
+      return {};
+    }
+    case StepKind::cut:
+    case StepKind::trim: {
+      {
+        ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read));
+        ALOG_ASSIGN(a.saved_to, save_tail(c.fs, c.dir, *f, sd.name, s.at.offset, s.manifest_reason, c.now()));
+      }
+      if (s.kind == StepKind::cut) return cut_segment(c, sd, d.report.segments[s.segment].winner_slot, s.at);
+      ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
+      ALOG_TRY(f->truncate(s.at.offset));
+      return f->datasync();
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt) {
@@ -78,162 +103,34 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   vo.fs = &fs;
   vo.progress = opt.progress;
   ALOG_ASSIGN(VerifyDetail d, verify_detail(dir, vo, /*lock_is_ours=*/lock != nullptr));
+  RecoverPlan plan = plan_recover(d, opt.force);
   RecoverReport rep;
   rep.before = d.report;
+  rep.actions = plan.actions;
+  rep.refused = plan.refused;
+  rep.first_seq = plan.first_seq;
+  rep.last_seq = plan.last_seq;
+  rep.next_seq = plan.next_seq;
+  if (!plan.refused)
+    for (const auto& a : plan.actions) {
+      rep.records_dropped += a.records_dropped;
+      rep.bytes_dropped += a.bytes_dropped;
+    }
+  if (opt.dry_run || rep.refused || rep.actions.empty()) return rep;
+
   Ctx c{fs, dir, opt.clock_ms};
-
-  for (const auto& p : d.report.problems) {
-    if (p.kind == "leftover_file") {
-      RecoverAction a;
-      a.action = p.file.find(".seg.tmp") != std::string::npos ? "remove_tmp" : "remove_del";
-      a.file = p.file;
-      a.reason = "not part of the log";
-      rep.actions.push_back(a);
-    } else if (p.kind == "name_mismatch") {
-      RecoverAction a;
-      a.action = "rename";
-      a.file = p.file;
-      a.reason = "rename to " + p.expected + " (the header's start sequence)";
-      rep.actions.push_back(a);
-    }
-  }
-
-  // The first damage in log order decides a forced cut.
-  const size_t n = d.segments.size();
-  std::optional<size_t> bad_seg;
-  std::optional<WalkState> cut;  // none: move the whole segment and everything after
-  std::string reason;
-  for (size_t i = 0; i < n && !bad_seg; i++) {
-    const SegmentDetail& sd = d.segments[i];
-    const bool active = i + 1 == n;
-    if (!sd.header_ok) {
-      bad_seg = i;
-      reason = "unreadable segment header or slots";
-    } else if (sd.gap_before) {
-      bad_seg = i;
-      reason = "sequence gap before this segment";
-    } else if (sd.first_damage) {
-      bad_seg = i;
-      cut = sd.damage_boundary;
-      reason = "payload damage at offset " + std::to_string(*sd.first_damage);
-    } else if (sd.stop != Stop::eof) {
-      bool torn = active && sd.stop_state.offset >= sd.slot.synced_offset;
-      if (torn) {
-        RecoverAction a;
-        a.action = "cut";
-        a.file = sd.name;
-        a.offset = sd.boundary.offset;
-        a.bytes_dropped = d.report.segments[i].file_length - sd.boundary.offset;
-        a.first_seq = sd.boundary.seq;
-        a.records_dropped = sd.stop_state.seq - sd.boundary.seq;
-        if (a.records_dropped) a.last_seq = sd.stop_state.seq - 1;
-        a.reason = std::string("torn tail: ") + stop_text(sd.stop);
-        a.saved_to = std::string(kLostFoundName) + "/";
-        rep.actions.push_back(a);
-      } else {
-        bad_seg = i;
-        cut = sd.boundary;
-        reason = std::string(stop_text(sd.stop)) + " at offset " + std::to_string(sd.stop_state.offset);
-      }
-    }
-  }
-  if (bad_seg) {
-    rep.refused = !opt.force;
-    size_t k = *bad_seg;
-    for (size_t j = n; j-- > k + 1;) {
-      const auto& sr = d.report.segments[j];
-      RecoverAction a;
-      a.action = "move_segment";
-      a.file = sr.file;
-      a.bytes_dropped = sr.file_length;
-      if (sr.header_ok) {
-        a.first_seq = sr.first_sequence;
-        a.records_dropped = sr.next_sequence - sr.first_sequence;
-        if (a.records_dropped) a.last_seq = sr.next_sequence - 1;
-      }
-      a.reason = "after the damage in " + d.segments[k].name;
-      a.saved_to = std::string(kLostFoundName) + "/";
-      rep.actions.push_back(a);
-    }
-    const auto& sr = d.report.segments[k];
-    RecoverAction a;
-    a.file = sr.file;
-    a.reason = reason;
-    a.saved_to = std::string(kLostFoundName) + "/";
-    if (cut) {
-      a.action = "cut";
-      a.offset = cut->offset;
-      a.bytes_dropped = sr.file_length - cut->offset;
-      a.first_seq = cut->seq;
-      uint64_t known_next = std::max(sr.next_sequence, d.segments[k].slot.synced_sequence);
-      if (known_next > cut->seq) {
-        a.records_dropped = known_next - cut->seq;
-        a.last_seq = known_next - 1;
-      }
-    } else {
-      a.action = "move_segment";
-      a.bytes_dropped = sr.file_length;
-    }
-    rep.actions.push_back(a);
-  }
-  if (opt.dry_run || rep.refused) return rep;
-
-  // Apply the forced part while holding the lock.
-  if (bad_seg) {
-    size_t k = *bad_seg;
-    const SegmentDetail& sd = d.segments[k];
-    for (auto& a : rep.actions) {
-      if (a.file == sd.name && a.action == "cut" && cut) {
-        ALOG_ASSIGN(auto f, fs.open(path_join(dir, sd.name), OpenMode::read));
-        ALOG_ASSIGN(a.saved_to, save_tail(fs, dir, *f, sd.name, cut->offset, "forced cut: " + reason, c.now()));
-      }
-    }
-    for (auto& a : rep.actions) {
-      if (a.action != "move_segment") continue;
-      ALOG_ASSIGN(a.saved_to, move_to_lost_found(fs, dir, a.file, a.bytes_dropped,
-                                                 a.file == sd.name ? "forced cut: " + reason : a.reason,
-                                                 c.now()));
-    }
-    if (cut) {
-      int winner = d.report.segments[k].winner_slot;
-      ALOG_TRY(cut_segment(c, sd, winner, *cut));
-    }
-  }
-  uint64_t restart = 0;
-  bool emptied = false;
-  {
-    ALOG_ASSIGN(auto names, fs.list(dir));
-    emptied = std::none_of(names.begin(), names.end(),
-                           [](const std::string& s) { return parse_segment_name(s).has_value(); });
-    if (emptied && bad_seg) {
-      const auto& sd = d.segments[*bad_seg];
-      restart = sd.header_ok ? sd.start_sequence : parse_segment_name(sd.name).value_or(0);
-    }
-  }
+  for (size_t i = 0; i < plan.steps.size(); i++) ALOG_TRY(carry_out(c, d, plan.steps[i], rep.actions[i]));
   lock.reset();
-  // The ordinary open-time recovery cuts a torn tail (saving it in
-  // lost+found/), removes leftovers and renames misnamed segments.
+  // The ordinary open for writing removes leftovers and renames misnamed
+  // segments; with every segment gone it starts the log afresh.
   Options o;
   o.fs = &fs;
   o.clock_ms = opt.clock_ms;
-  o.start_sequence = restart;
+  o.start_sequence = plan.restart.value_or(0);
   o.max_disk_size = 0;
-  std::vector<std::string> lf_before;
-  if (auto l = fs.list(c.lost_found()); l.is_ok()) lf_before = *l;
   {
     ALOG_ASSIGN(auto log, Log::open(dir, o));
     ALOG_TRY(log->close());
-  }
-  // Name what the open-time recovery saved for a torn-tail cut.
-  if (auto l = fs.list(c.lost_found()); l.is_ok()) {
-    for (const auto& name : *l) {
-      if (std::find(lf_before.begin(), lf_before.end(), name) != lf_before.end()) continue;
-      for (auto& a : rep.actions)
-        if (a.action == "cut" && a.offset &&
-            name.rfind(a.file + "@" + std::to_string(*a.offset) + ".", 0) == 0 &&
-            name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0)
-          a.saved_to = std::string(kLostFoundName) + "/" + name;
-    }
   }
   rep.applied = true;
   ALOG_ASSIGN(VerifyDetail after, verify_detail(dir, vo));

@@ -119,14 +119,20 @@ struct RecoverOptions {
 
 struct RecoverReport {
   VerifyReport before;
-  std::vector<RecoverAction> actions;
+  std::vector<RecoverAction> actions;  // the plan (when refused: what force would do)
   bool refused = false;  // corruption found and force not given: nothing changed
   bool applied = false;  // actions were carried out (not dry_run)
+  // Totals of the actions carried out, or to be carried out (0 when refused).
+  uint64_t records_dropped = 0, bytes_dropped = 0;
+  // The log a reader sees once the plan is carried out.
+  std::optional<uint64_t> first_seq, last_seq;
+  uint64_t next_seq = 0;
   VerifyReport after;    // when applied
 };
 
 // Verifies every segment, then plans: cut a torn tail (always), cut
 // corruption only with force (FORMAT.md "A forced cut"), remove leftovers.
+// A dry run returns the plan; the real run carries out exactly that plan.
 // Takes the LOCK (locked when a writer holds it) unless dry_run.
 Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& options = {});
 
