@@ -12,6 +12,7 @@
 
 #include "alog/format.h"
 #include "cli.h"
+#include "report.h"
 
 namespace alog::cli {
 
@@ -34,6 +35,7 @@ struct AppendResult {
   std::optional<uint64_t> first_seq, last_seq;
   uint64_t records = 0, batches = 0, bytes = 0, next_seq = 0;
   bool synced = false;
+  std::optional<TailCut> recovered;  // what the open cut at the tail
 };
 
 // Splits one input (a file or stdin) into records, reading in chunks.
@@ -240,6 +242,7 @@ void print(const AppendResult& r, const Global& g) {
   j["payload_bytes"] = r.bytes;
   j["synced"] = r.synced;
   j["next_seq"] = r.next_seq;
+  j["recovered"] = tail_cut_json(r.recovered);
   out_json(j);
 }
 
@@ -268,6 +271,7 @@ int run_append(const AppendOptions& o, const Global& g) {
   given.start_sequence.reset();
   if (r.created) given = {};  // alog.json now holds them
   auto log = open_write_or_fail(g, o.dir, given, o.sync_each);
+  r.recovered = log->tail_cut();
 
   Appender app(g, *log, r, size_t(batch));
   try {

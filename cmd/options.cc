@@ -12,11 +12,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "alog/format.h"
 #include "cli.h"
+#include "report.h"
 
 namespace alog::cli {
 
@@ -82,12 +82,6 @@ bool has_segments(const std::string& dir) {
   if (!names) return false;
   return std::any_of(names->begin(), names->end(),
                      [](const std::string& n) { return format::parse_segment_name(n).has_value(); });
-}
-
-std::set<std::string> lost_found_names(const std::string& dir) {
-  auto names = posix_fs().list(path_join(dir, std::string(format::kLostFoundName)));
-  if (!names) return {};
-  return {names->begin(), names->end()};
 }
 
 }  // namespace
@@ -187,7 +181,6 @@ std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
                                         const CreateOptions& given, bool sync_on_append) {
   Options o = load_options(dir, given);
   o.sync_on_append = sync_on_append;
-  auto before = lost_found_names(dir);
   auto r = Log::open(dir, o);
   if (!r) {
     Failure f = failure(r.status(), dir);
@@ -195,10 +188,7 @@ std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
                                                        "another process holds the lock");
     throw f;
   }
-  for (const auto& n : lost_found_names(dir))
-    if (!before.count(n))
-      warn(g, dir, std::nullopt,
-           "opening cut a torn tail; the bytes are in " + std::string(format::kLostFoundName) + "/" + n);
+  if (const auto& cut = (*r)->tail_cut()) warn_tail_cut(g, dir, *cut, /*done=*/true);
   return std::move(r).value();
 }
 
