@@ -421,6 +421,7 @@ Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions&
     rep.segments.push_back(sr);
     out.segments.push_back(sd);
   }
+  fill_problem_ranges(out, fs);
   return out;
 }
 

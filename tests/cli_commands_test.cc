@@ -118,7 +118,7 @@ TEST_CASE("cat selects records with --from, --to, --count and --last") {
   REQUIRE(all.exit_code == 0);
   CHECK(all.out.rfind("1000\n1001\n", 0) == 0);
   CHECK(run_alog("cat --seq --payload=none --from 1002 --to 1004 " + d).out == "1002\n1003\n1004\n");
-  CHECK(run_alog("cat --seq --payload=none --from 1002 -n 2 " + d).out == "1002\n1003\n");
+  CHECK(run_alog("cat --seq --payload=none --from 1002 --count 2 " + d).out == "1002\n1003\n");
   std::string tail = run_alog("cat --seq --payload=none --last 2 " + d).out;
   CHECK(count_lines(tail) == 2);
   CHECK(all.out.substr(all.out.size() - tail.size()) == tail);
@@ -495,9 +495,9 @@ TEST_CASE("seek reports a walk that stops before the record as a verify problem,
   CHECK(r.exit_code == 4);
   CHECK(r.out ==
         "record 3: 00000000000000000000.seg (start 0, first 0, next 33)\n"
-        "no checkpoint before it; walked 1 headers from 192 (seq 0)\n"
+        "no checkpoint before it; walked 1 header from 192 (seq 0)\n"
         "00000000000000000000.seg:192: corruption: truncated_payload: truncated payload in a sealed "
-        "segment (expected payload of 4096 bytes, found 1815 bytes before end of file) [seq 0-] [cut at 192]\n");
+        "segment (expected payload of 4096 bytes, found 1815 bytes before end of file) [seq 0-32] [cut at 192]\n");
   CHECK(r.err == "");
   json j = json::parse(run_alog("seek --json " + d + " 3").out);
   CHECK(j["frame_offset"].is_null());

@@ -9,45 +9,13 @@
 #include <functional>
 
 #include "cli_util.h"
+#include "damaged_log.h"
 
 using namespace alog::test;
 using namespace alog::test::cli;
 using nlohmann::json;
 
 namespace {
-
-std::string seg(const std::string& d, uint64_t start) {
-  char name[32];
-  std::snprintf(name, sizeof name, "%020llu.seg", static_cast<unsigned long long>(start));
-  return d + "/" + name;
-}
-
-std::string records(int from, int to) {
-  std::string s;
-  char line[80];
-  for (int i = from; i < to; i++) {
-    std::snprintf(line, sizeof line, "%072d\n", i);
-    s += line;
-  }
-  return s;
-}
-
-// 200 records of 72 bytes in segments 0, 40, 80, 120 and 160, made once.
-const std::string& base_log() {
-  static TempDir dir;
-  static std::string d = [] {
-    std::string p = dir / "log";
-    RunResult r = run_alog("append --segment-size 4KiB --batch 10 --checkpoint-stride 8 " + shq(p),
-                           records(0, 200));
-    REQUIRE(r.exit_code == 0);
-    return p;
-  }();
-  return d;
-}
-
-void write_at(const std::string& path, uint64_t off, const std::string& bytes) {
-  for (size_t i = 0; i < bytes.size(); i++) set_byte(path, off + i, static_cast<uint8_t>(bytes[i]));
-}
 
 // A batch of two records after the active segment's synced offset, cut
 // inside its second frame: the slots are put back as they were before it.
