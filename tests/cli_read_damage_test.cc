@@ -1,6 +1,7 @@
 // Damage is damage for reading commands: asking cat or seek for a sequence
 // that damage made unreadable, but that lies inside the range verify
-// reports, exits 4 with verify's problem, never 8 with out_of_bounds.
+// reports, exits 4 with verify's problem, never 8 with out_of_bounds. And
+// what is not a log is not damage: a file that is no segment is not_a_log.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -53,4 +54,25 @@ TEST_CASE("seek beyond the range verify reports stays out_of_bounds") {
   RunResult s = run_alog("seek " + shq(d) + " 200");
   CHECK(s.exit_code == 8);
   CHECK(s.err.find("not in the log") != std::string::npos);
+}
+
+TEST_CASE("a file that is no segment is not_a_log for every command, a garbled segment corruption") {
+  TempDir t;
+  std::string text = "root:x:0:0:root:/root:/bin/sh\n";
+  for (int i = 0; i < 10; i++) text += text;
+  write_file(t / "passwd", text);
+  write_file(t / "00000000000000000000.seg", text);
+  for (std::string c : {"verify", "stats", "cat", "dump-frames", "seek"}) {
+    std::string after = c == "seek" ? " 0" : "";
+    RunResult r = run_alog(c + " " + shq(t / "passwd") + after);
+    INFO(c << ": " << r.err);
+    CHECK(r.exit_code == 8);
+    CHECK(r.err == "alog: " + t / "passwd" + ": not a segment file (no ALOG magic)\n");
+    RunResult s = run_alog(c + " " + shq(t / "00000000000000000000.seg") + after);
+    INFO(c << ": " << s.err);
+    CHECK(s.exit_code == 4);
+  }
+  CHECK(run_alog("--json verify " + shq(t / "passwd")).out.find("\"code\":\"not_a_log\"") != std::string::npos);
+  // dump-frames decodes what it can before saying so.
+  CHECK(run_alog("dump-frames " + shq(t / "passwd")).out.find("header") != std::string::npos);
 }
