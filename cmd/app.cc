@@ -9,6 +9,7 @@
 #include <new>
 
 #include "cli.h"
+#include "suggest.h"
 
 namespace alog::cli {
 
@@ -51,6 +52,29 @@ int report(const Failure& f, const Global& g, bool stream) {
   return exit;
 }
 
+// Help without CLI11's parser notes: an option's value is its type name
+// ("SEQ", "SIZE", "text|json", the choices of --payload), never
+// "SEQ:SEQ" or "TEXT REQUIRED"; positionals show just their name.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_positional() || opt->get_type_size() == 0) return "";
+    std::string t = opt->get_type_name();
+    if (auto colon = t.find(':'); colon != std::string::npos)
+      t = t.compare(0, colon, "TEXT") == 0 ? t.substr(colon + 1) : t.substr(0, colon);
+    std::string s = t.empty() ? "" : " " + t;
+    if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) s += " ...";
+    return s;
+  }
+};
+
+constexpr const char* kGlobalOptions =
+    "Global options (before or after the command):\n"
+    "  -q,--quiet                  No warnings and no progress on standard error\n"
+    "  --json                      Output as JSON (same as --format=json)\n"
+    "  --format text|json          Output format\n"
+    "See alog(1) and alog-COMMAND(1); 'alog help COMMAND' prints this help.";
+
 std::string command_of(CLI::App& app) {
   auto subs = app.get_subcommands();
   return subs.empty() ? std::string() : subs.front()->get_name();
@@ -61,6 +85,7 @@ std::string command_of(CLI::App& app) {
 int alog_main(int argc, char** argv) {
   Global g;
   CLI::App app{"alog: segmented append-only log toolkit", "alog"};
+  app.formatter(std::make_shared<HelpFormatter>());
   app.set_version_flag("--version", std::string("alog ") + ALOG_VERSION,
                        "Print the version and exit");
   app.set_help_all_flag("--help-all", "Print help for every command and exit");
@@ -76,14 +101,23 @@ int alog_main(int argc, char** argv) {
   for (auto add : {add_append, add_cat, add_seek, add_verify, add_recover, add_truncate_before,
                    add_truncate_after, add_roll, add_dump_frames, add_stats, add_completion}) {
     Command c = add(app, g);
+    c.sub->footer(kGlobalOptions);
     commands[c.sub] = std::move(c);
   }
+  app.footer("Run 'alog help COMMAND' for a command's options.");
 
   std::string command;
   bool stream = false;
   try {
     try {
-      app.parse(argc, argv);
+      std::vector<std::string> args = rewrite_help(argc, argv);
+      std::vector<char*> ptrs;
+      for (auto& a : args) ptrs.push_back(a.data());
+      const int n = static_cast<int>(ptrs.size());
+      std::string named;
+      if (std::string bad = unknown_argument(app, n, ptrs.data(), &named); !bad.empty())
+        return usage_error(named, bad);
+      app.parse(n, ptrs.data());
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

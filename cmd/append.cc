@@ -18,6 +18,7 @@
 #include "append_retention.h"
 #include "appender.h"
 #include "cli.h"
+#include "report.h"
 
 namespace alog::cli {
 
@@ -122,6 +123,7 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
   j["next_seq"] = r.next_seq;
   if (r.retention) j["retention_records_removed"] = r.retention_removed;
   if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();
+  j["recovered"] = tail_cut_json(r.recovered);
   out_json(j);
 }
 
@@ -179,6 +181,7 @@ int run_append(const AppendOptions& o, const Global& g) {
     given.start_sequence.reset();
     if (r.created) given = {};  // alog.json now holds them
     log = open_write_or_fail(g, o.dir, given, o.sync_each, wait_ms(o.wait));
+    r.recovered = log->tail_cut();
     // Given policies are kept for every later writer (under the lock now).
     if (!r.created && given_ret.any()) save_options(o.dir, load_options(o.dir, {}), ret.to_json());
     if (ret.any()) {

@@ -23,6 +23,7 @@ struct AppendResult {
   bool synced = false;
   bool retention = false;        // policies apply (given or stored)
   uint64_t retention_removed = 0;  // records they removed during this run
+  std::optional<TailCut> recovered;  // what the open cut at the tail
 };
 
 class Appender {

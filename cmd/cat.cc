@@ -11,6 +11,7 @@
 #include "alog/scanner.h"
 #include "cli.h"
 #include "cursor.h"
+#include "read_damage.h"
 #include "report.h"
 #include "segment_file.h"
 #include "watch.h"
@@ -330,6 +331,8 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     written.add(c->seq, c->crc);  // a cut below the cursor is a reset too
   }
   if (!o.follow && r.from > log->next_sequence())
+    if (auto exit = report_read_damage(g, *log, o.dir, r.from)) return *exit;
+  if (!o.follow && r.from > log->next_sequence())
     fail("out_of_bounds", o.dir, std::nullopt,
          fmt::format("--from {} is past the end of the log (next sequence {})", r.from,
                      log->next_sequence()));
@@ -383,7 +386,9 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     if (done(r, p, pos)) return kExitOk;
     if (!reaped && !log->damage().is_ok() && pos >= log->next_sequence()) {
       progress.clear();
-      fail(log->damage(), o.dir);  // a corrupt header or a gap ends the readable records
+      // A corrupt header or a gap ends the readable records.
+      if (auto exit = report_read_damage(g, *log, o.dir, pos)) return *exit;
+      fail(log->damage(), o.dir);
     }
     if (!reaped && !torn_warned && !log->torn_tail().empty() && !writer_active(o.dir)) {
       torn_warned = true;
@@ -521,7 +526,7 @@ Command add_cat(CLI::App& app, const Global& g) {
   };
   auto* from = seqopt("--from", &o->from, "First sequence (inclusive)");
   seqopt("--to", &o->to, "Last sequence (inclusive)");
-  seqopt("-n,--count", &o->count, "At most N records")->type_name("N");
+  seqopt("--count", &o->count, "At most N records")->type_name("N");
   auto* last = seqopt("--last", &o->last, "The last N records")->type_name("N");
   from->excludes(last);
   auto* n0 = sub->add_flag("-0,--null", o->null, "End each record with a NUL byte");

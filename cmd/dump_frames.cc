@@ -393,6 +393,8 @@ int run_dump(const DumpOptions& o, const Global& g) {
   if (is_regular_file(o.path)) {
     SegmentFile s = open_segment_file(o.path);
     d.segment(s, base_name(o.path), true, writer_active(dir_name(o.path)));
+    // What could be decoded is printed; a file that is no segment is still not a log.
+    if (not_a_segment(s)) fail("not_a_log", s.path, std::nullopt, "not a segment file (no ALOG magic)");
     return d.damaged() ? kExitDamaged : kExitOk;
   }
   auto st = posix_fs().stat(o.path);

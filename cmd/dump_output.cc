@@ -229,9 +229,9 @@ void Output::frame(const Frame& f, const std::optional<Coverage>& covers) {
     std::string range = k["first_seq"].is_null()
                             ? ""
                             : fmt::format(" ({}-{})", text_of(k["first_seq"]), text_of(k["last_seq"]));
-    out_line(fmt::format("    covers {}-{}: {} records{}, crc {} walk {}, count {} walk {}: {}",
+    out_line(fmt::format("    covers {}-{}: {} record{}{}, crc {} walk {}, count {} walk {}: {}",
                          text_of(k["covers_from"]), text_of(k["covers_to"]), text_of(k["records"]),
-                         range, text_of(k["stored_crc"]), text_of(k["walk_crc"]),
+                         k["records"] == 1 ? "" : "s", range, text_of(k["stored_crc"]), text_of(k["walk_crc"]),
                          text_of(k["stored_count"]), text_of(k["walk_count"]), m));
   }
   if (show_payload) {
@@ -271,8 +271,8 @@ void Output::end(const SegmentFile& s, const End& e) {
   std::string range;
   if (e.records && e.first && e.next) range = fmt::format(" ({}-{})", *e.first, *e.next - 1);
   auto o = [](std::optional<uint64_t> v) { return v ? std::to_string(*v) : std::string("-"); };
-  emit(j, fmt::format("end {}: {} records{}, next {}, eof at {}, size {}, length {}: {}", name_,
-                      e.records, range, o(e.next), o(e.eof_offset),
+  emit(j, fmt::format("end {}: {} record{}{}, next {}, eof at {}, size {}, length {}: {}", name_,
+                      e.records, e.records == 1 ? "" : "s", range, o(e.next), o(e.eof_offset),
                       e.eof_offset ? std::to_string(*e.eof_offset + kFrameHeaderSize) : "-",
                       s.length, e.status));
 }

@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <set>
+#include <fstream>
+#include <sstream>
 
 #include "alog/format.h"
 #include "cli.h"
+#include "report.h"
 
 namespace alog::cli {
 
@@ -82,12 +84,6 @@ bool has_segments(const std::string& dir) {
   if (!names) return false;
   return std::any_of(names->begin(), names->end(),
                      [](const std::string& n) { return format::parse_segment_name(n).has_value(); });
-}
-
-std::set<std::string> lost_found_names(const std::string& dir) {
-  auto names = posix_fs().list(path_join(dir, std::string(format::kLostFoundName)));
-  if (!names) return {};
-  return {names->begin(), names->end()};
 }
 
 // Reads DIR/alog.json into *text: false when there is none. Only a small
@@ -222,7 +218,6 @@ std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
                                         std::optional<uint64_t> wait_ms) {
   Options o = load_options(dir, given);
   o.sync_on_append = sync_on_append;
-  auto before = lost_found_names(dir);
   const uint64_t start = now_ms();
   int nap = 5;
   auto r = Log::open(dir, o);
@@ -232,10 +227,7 @@ std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
     if (r.status().code() == Errc::locked) fail_locked(dir, wait_ms);
     fail(r.status(), dir);
   }
-  for (const auto& n : lost_found_names(dir))
-    if (!before.count(n))
-      warn(g, dir, std::nullopt,
-           "opening cut a torn tail; the bytes are in " + std::string(format::kLostFoundName) + "/" + n);
+  if (const auto& cut = (*r)->tail_cut()) warn_tail_cut(g, dir, *cut, /*done=*/true);
   return std::move(r).value();
 }
 

@@ -5,14 +5,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <algorithm>
-
 #include "cli.h"
 #include "report.h"
 
 namespace alog::cli {
 
 namespace {
+
+std::string plural(uint64_t n, const char* one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); }
 
 struct RecoverCmdOptions {
   std::string dir;
@@ -23,8 +23,6 @@ struct RecoverCmdOptions {
   bool confirm_missing = false;
   std::optional<std::string> wait;
 };
-
-bool has_damage(const VerifyReport& r) { return !r.clean(); }
 
 bool is_salvage(const RecoverAction& a) { return a.action == "salvage" || a.action == "create_lost"; }
 
@@ -50,34 +48,22 @@ std::string ranges_text(const std::vector<SeqRange>& v, bool reasons) {
   return s.empty() ? "none" : s;
 }
 
-// Damage found before: torn tails or corruption, or a cut or move planned
-// for them (the report may class its own lock's torn tail as in flight).
-bool found_damage(const RecoverReport& r) {
-  if (has_damage(r.before)) return true;
-  return std::any_of(r.actions.begin(), r.actions.end(), [](const RecoverAction& a) {
-    return a.action == "cut" || is_salvage(a);
-  });
-}
-
-int recover_exit(const RecoverReport& r, bool dry_run) {
-  bool damaged = found_damage(r);
-  if (dry_run) return r.actions.empty() && !damaged ? kExitOk : kExitDamaged;
+// The same for a dry run and the real run: 0 when there is nothing to do, 4
+// when corruption is refused, else 1 (repaired, or would be), plus 4 when
+// the real run leaves damage behind.
+int recover_exit(const RecoverReport& r) {
   if (r.refused) return kExitDamaged;
-  if (!damaged) return kExitOk;
-  if (!r.applied) return kExitDamaged;
-  return has_damage(r.after) ? (kExitRepaired | kExitDamaged) : kExitRepaired;
+  if (r.actions.empty()) return kExitOk;
+  if (r.applied && !r.after.clean()) return kExitRepaired | kExitDamaged;
+  return kExitRepaired;
 }
 
 bool moves_bytes(const RecoverAction& a) { return a.action == "cut" || a.action == "salvage"; }
 
-// Where the bytes are (or will be), relative to DIR.
-Json saved_to(const RecoverAction& a, bool applied) {
-  if (moves_bytes(a)) return applied && !a.saved_to.empty() ? a.saved_to : "lost+found/";
-  if (a.action == "rename") return a.saved_to.empty() ? Json(nullptr) : Json(a.saved_to);
-  return nullptr;
-}
+// Where the bytes are (or will be), relative to DIR; a rename's new name.
+Json saved_to(const RecoverAction& a) { return a.saved_to.empty() ? Json(nullptr) : Json(a.saved_to); }
 
-Json action_json(const RecoverAction& a, bool applied) {
+Json action_json(const RecoverAction& a) {
   Json j;
   j["file"] = a.file;
   j["offset"] = a.action == "cut" ? opt_json(a.offset) : Json(nullptr);
@@ -86,7 +72,7 @@ Json action_json(const RecoverAction& a, bool applied) {
   j["bytes_dropped"] = a.bytes_dropped;
   j["first_seq"] = opt_json(a.first_seq);
   j["last_seq"] = opt_json(a.last_seq);
-  j["saved_to"] = saved_to(a, applied);
+  j["saved_to"] = saved_to(a);
   j["reason"] = a.reason;
   j["kept_ranges"] = is_salvage(a) ? ranges_json(a.kept, false) : Json(nullptr);
   j["lost_ranges"] = is_salvage(a) ? ranges_json(a.lost, true) : Json(nullptr);
@@ -99,60 +85,26 @@ std::string action_text(const RecoverAction& a, bool applied) {
     s += fmt::format("{} {}: keep {}; lost {}", a.action == "salvage" ? "salvage" : "create", a.file,
                      ranges_text(a.kept, false), ranges_text(a.lost, true));
     if (a.action == "salvage")
-      s += fmt::format("; original saved to {}", saved_to(a, applied).get<std::string>());
+      s += "; original saved to " + a.saved_to;
     return s;
   }
   if (!moves_bytes(a)) {
     s += a.action + " " + a.file;
-    Json to = saved_to(a, applied);
-    if (a.action == "rename" && to.is_string()) s += " to " + to.get<std::string>();
+    if (a.action == "rename" && !a.saved_to.empty()) s += " to " + a.saved_to;
     return s;
   }
   s += a.action + " " + a.file;
   if (a.action == "cut" && a.offset) s += fmt::format(" at {}", *a.offset);
-  s += fmt::format(": {} records", a.records_dropped);
+  s += fmt::format(": {} record{}", a.records_dropped, a.records_dropped == 1 ? "" : "s");
   if (a.records_dropped && a.first_seq && a.last_seq)
     s += *a.first_seq == *a.last_seq ? fmt::format(" ({})", *a.first_seq)
                                      : fmt::format(" ({}-{})", *a.first_seq, *a.last_seq);
-  s += fmt::format(", {} bytes, saved to {}", a.bytes_dropped, saved_to(a, applied).get<std::string>());
+  s += fmt::format(", {} byte{}, saved to {}", a.bytes_dropped, a.bytes_dropped == 1 ? "" : "s", a.saved_to);
   return s;
 }
 
-// The log's range after the run, or as it would be after the plan.
-struct Range {
-  std::optional<uint64_t> first, last;
-  uint64_t next = 0;
-};
-
-Range range_after(const RecoverReport& r) {
-  Range g;
-  if (r.applied) {
-    g.next = r.after.next_sequence;
-    if (r.after.first_sequence && r.after.next_sequence > *r.after.first_sequence) {
-      g.first = r.after.first_sequence;
-      g.last = r.after.next_sequence - 1;
-    }
-    return g;
-  }
-  g.next = r.before.next_sequence;
-  if (!r.refused && r.planned_next) g.next = std::max(g.next, *r.planned_next);
-  if (!r.refused)
-    for (const auto& a : r.actions)
-      if (a.action == "cut" && a.first_seq) g.next = std::min(g.next, *a.first_seq);
-  if (r.before.first_sequence && g.next > *r.before.first_sequence) {
-    g.first = r.before.first_sequence;
-    g.last = g.next - 1;
-  }
-  return g;
-}
-
 void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, int exit) {
-  uint64_t records = 0, bytes = 0;
-  for (const auto& a : r.actions) {
-    records += a.records_dropped;
-    bytes += a.bytes_dropped;
-  }
-  Range after = range_after(r);
+  const uint64_t records = r.records_dropped, bytes = r.bytes_dropped;
   if (g.json()) {
     Json j = summary_head(exit);
     j["path"] = o.dir;
@@ -165,21 +117,21 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
     for (const auto& p : r.before.problems) probs.push_back(problem_json(p));
     j["problems"] = probs;
     Json acts = Json::array();
-    for (const auto& a : r.actions) acts.push_back(action_json(a, r.applied));
+    for (const auto& a : r.actions) acts.push_back(action_json(a));
     j["actions"] = acts;
     j["records_dropped"] = records;
     j["bytes_dropped"] = bytes;
-    j["first_seq"] = opt_json(after.first);
-    j["last_seq"] = opt_json(after.last);
-    j["next_seq"] = after.next;
+    j["first_seq"] = opt_json(r.first_seq);
+    j["last_seq"] = opt_json(r.last_seq);
+    j["next_seq"] = r.next_seq;
     out_json(j);
     return;
   }
   bool color = use_color_stdout();
   for (const auto& p : r.before.problems) out_line(problem_text(p, o.dir, color));
   for (const auto& a : r.actions) out_line(action_text(a, r.applied));
-  std::string log = after.first ? fmt::format("{}-{}, next {}", *after.first, *after.last, after.next)
-                                : fmt::format("empty, next {}", after.next);
+  std::string log = r.first_seq ? fmt::format("{}-{}, next {}", *r.first_seq, *r.last_seq, r.next_seq)
+                                : fmt::format("empty, next {}", r.next_seq);
   std::string s;
   if (r.refused && !r.refusal.empty())
     s = "refused: salvage cannot go on: " + r.refusal + "; nothing changed";
@@ -189,10 +141,10 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
   else if (r.actions.empty())
     s = "nothing to do; log " + log;
   else if (r.applied)
-    s = fmt::format("done: {} records and {} bytes dropped; log {}", records, bytes, log);
+    s = fmt::format("done: {} and {} dropped; log {}", plural(records, "record"), plural(bytes, "byte"), log);
   else
-    s = fmt::format("plan: {} records and {} bytes would be dropped; log would be {}", records,
-                    bytes, log);
+    s = fmt::format("plan: {} and {} would be dropped; log would be {}", plural(records, "record"),
+                    plural(bytes, "byte"), log);
   out_line(s);
 }
 
@@ -221,7 +173,7 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
     if (res.status().code() == Errc::locked) fail_locked(o.dir, wait_ms(o.wait));
     fail(res.status(), o.dir);
   }
-  int exit = recover_exit(*res, o.dry_run);
+  int exit = recover_exit(*res);
   print(*res, o, g, exit);
   return exit;
 }

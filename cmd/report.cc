@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <set>
 
 namespace alog::cli {
 
@@ -101,13 +100,15 @@ void print_truncate(const TruncateResult& r, const Global& g) {
     j["first_seq"] = opt_json(r.first_seq);
     j["last_seq"] = opt_json(r.last_seq);
     j["next_seq"] = r.next_seq;
+    j["recovered"] = tail_cut_json(r.recovered);
     out_json(j);
     return;
   }
   std::string log = r.last_seq ? fmt::format("{}-{}, next {}", *r.first_seq, *r.last_seq, r.next_seq)
                                : fmt::format("empty, next {}", r.next_seq);
   if (r.records_removed == 0 && r.removed_files.empty()) {
-    out_line("nothing to do; log " + log);
+    if (!r.recovered) out_line("nothing to do; log " + log);
+    else out_line(fmt::format("nothing to remove; log {} {}", r.dry_run ? "would be" : "now", log));
     return;
   }
   std::string range;
@@ -121,29 +122,23 @@ void print_truncate(const TruncateResult& r, const Global& g) {
                        r.dry_run ? "would be freed" : "freed", r.dry_run ? "would be" : "now", log));
 }
 
-std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run,
-                                       std::optional<uint64_t> wait_ms) {
-  require_log_dir(dir);
-  if (!dry_run) return open_write_or_fail(g, dir, {}, false, wait_ms);
-  require_unlocked(dir, wait_ms);
-  return open_read_or_fail(dir);
+Json tail_cut_json(const std::optional<TailCut>& c) {
+  if (!c) return nullptr;
+  Json j;
+  j["file"] = c->file;
+  j["offset"] = c->offset;
+  j["bytes"] = c->bytes;
+  j["records"] = c->records;
+  j["saved_to"] = c->saved_to.empty() ? Json(nullptr) : Json(c->saved_to);
+  j["reason"] = c->reason;
+  return j;
 }
 
-void measure_cut(TruncateResult& r, const std::vector<SegmentInfo>& before, uint64_t disk_before,
-                 const Log& log) {
-  std::set<std::string> kept;
-  for (const auto& s : log.segments()) kept.insert(s.file);
-  r.removed_files.clear();
-  for (const auto& s : before)
-    if (!kept.count(s.file)) r.removed_files.push_back(s.file);
-  const uint64_t disk_after = log.disk_size();
-  r.bytes_freed = disk_before > disk_after ? disk_before - disk_after : 0;
-  const uint64_t held_before = before.empty() ? 0 : before.back().next_sequence - before.front().first_sequence;
-  const uint64_t held_after = log.next_sequence() - log.first_sequence();
-  r.records_removed = held_before > held_after ? held_before - held_after : 0;
-  r.first_seq = log.first_sequence();
-  r.last_seq = log.last_sequence();
-  r.next_seq = log.next_sequence();
+void warn_tail_cut(const Global& g, const std::string& dir, const TailCut& c, bool done) {
+  warn(g, path_join(dir, c.file), c.offset,
+       fmt::format("{} {}: {} and {} {} {}", done ? "opening cut" : "opening for writing would cut", c.reason,
+                   plural(c.records, "record", "records"), plural(c.bytes, "byte", "bytes"),
+                   done ? "saved to" : "to be saved in", c.saved_to));
 }
 
 }  // namespace alog::cli

@@ -43,17 +43,14 @@ struct TruncateResult {
   uint64_t bytes_freed = 0;
   std::optional<uint64_t> first_seq, last_seq;  // afterwards
   uint64_t next_seq = 0;
+  std::optional<TailCut> recovered;  // what opening for writing cuts at the tail
 };
 void print_truncate(const TruncateResult& r, const Global& g);
-// Opens DIR for truncate-before/after: for a dry run read-only (refusing a
-// log a writer holds: its plan would be stale at once), else for writing.
-// wait_ms: how long to wait for the lock (--wait).
-std::unique_ptr<Log> open_for_truncate(const Global& g, const std::string& dir, bool dry_run,
-                                       std::optional<uint64_t> wait_ms = std::nullopt);
-// After a cut: the files of `before` the log no longer has, the records and
-// bytes (by disk size, `disk_before` before the cut) it freed, and the log's
-// range now.
-void measure_cut(TruncateResult& r, const std::vector<SegmentInfo>& before, uint64_t disk_before,
-                 const Log& log);
+
+// The "recovered" value of a JSON report: null, or the tail cut a write
+// open made (file, offset, bytes, records, saved_to, reason).
+Json tail_cut_json(const std::optional<TailCut>& c);
+// "FILE:OFFSET" and the rest of the warning line for a tail cut.
+void warn_tail_cut(const Global& g, const std::string& dir, const TailCut& c, bool done);
 
 }  // namespace alog::cli

@@ -9,6 +9,7 @@
 
 #include "alog/verify.h"
 #include "cli.h"
+#include "read_damage.h"
 #include "report.h"
 #include "segment_file.h"
 
@@ -145,6 +146,7 @@ int run_seek(const SeekOptions& o, const Global& g) {
     if (!r.found) problem = stop_problem(o.path, r, true, seg);
   } else {
     auto log = open_read_or_fail(o.path);
+    if (auto exit = report_read_damage(g, *log, o.path, seq)) return *exit;
     if (seq < log->first_sequence() || seq >= log->next_sequence())
       fail("out_of_bounds", o.path, std::nullopt,
            log->empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq,
@@ -217,7 +219,7 @@ int run_seek(const SeekOptions& o, const Global& g) {
   }
   out_line(fmt::format("record {}: {} (start {}, first {}, next {})", seq, r.file, r.start_seq,
                        r.first_seq, r.next_seq ? std::to_string(*r.next_seq) : std::string("-")));
-  std::string walked = fmt::format("walked {} headers from {} (seq {})", r.headers_walked,
+  std::string walked = fmt::format("walked {} header{} from {} (seq {})", r.headers_walked, r.headers_walked == 1 ? "" : "s",
                                    r.start_offset, r.walk_start_seq);
   if (r.checkpoint_offset)
     out_line(fmt::format("checkpoint at {} (seq {}); {}", *r.checkpoint_offset, *r.checkpoint_seq,

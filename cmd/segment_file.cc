@@ -13,10 +13,18 @@ SegmentFile open_segment_file(const std::string& path) {
   return std::move(s).value();
 }
 
+bool not_a_segment(const SegmentFile& s) {
+  return !parse_segment_name(base_name(s.path)) && s.length >= 4 && get32(s.raw) != kMagic;
+}
+
+void require_segment_file(const std::string& path) {
+  SegmentFile s = open_segment_file(path);
+  if (not_a_segment(s)) fail("not_a_log", s.path, std::nullopt, "not a segment file (no ALOG magic)");
+}
+
 void require_walkable(const SegmentFile& s) {
   if (s.walkable()) return;
-  if (s.length >= 4 && get32(s.raw) != kMagic)
-    fail("not_a_log", s.path, std::nullopt, "not a segment file (no ALOG magic)");
+  if (not_a_segment(s)) fail("not_a_log", s.path, std::nullopt, "not a segment file (no ALOG magic)");
   std::string why = !s.header_complete
                         ? "segment header: file has " + std::to_string(s.length) +
                               " bytes, less than the 192-byte header"

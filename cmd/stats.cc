@@ -11,6 +11,7 @@
 #include "alog/format.h"
 
 #include "cli.h"
+#include "segment_file.h"
 #include "report.h"
 
 namespace alog::cli {
@@ -104,6 +105,7 @@ std::string noun(uint64_t n, const char* one, const char* many) {
 }
 
 int run_stats(const StatsOptions& o, const Global& g) {
+  if (is_regular_file(o.path)) require_segment_file(o.path);
   VerifyOptions vo;
   vo.headers_only = true;
   auto res = verify(o.path, vo);

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "report.h"
+#include "truncate_plan.h"
 #include "alog/retention.h"
 
 namespace alog::cli {
@@ -48,31 +49,12 @@ RetentionPolicy policy_of(const TruncateBeforeOptions& o) {
   return p;
 }
 
-// The report of a cut at `cut` on segments `segs`, before it is made.
-void plan(TruncateResult& r, const std::vector<SegmentInfo>& segs, uint64_t cut) {
-  uint64_t first = segs.front().first_sequence, next = segs.back().next_sequence;
-  for (const auto& s : segs) {
-    if (s.active || s.next_sequence > cut) break;
-    r.removed_files.push_back(s.file);
-    r.bytes_freed += s.file_length;
-  }
-  r.records_removed = cut > first ? cut - first : 0;
-  r.removed_first = first;
-  uint64_t new_first = std::max(cut, first);
-  r.first_seq = new_first;
-  r.last_seq = next > new_first ? std::optional<uint64_t>(next - 1) : std::nullopt;
-  r.next_seq = next;
-}
-
 int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
   RetentionPolicy policy = policy_of(o);
   if (o.seq && any_policy(policy)) throw UsageError("give SEQ or retention options, not both");
   if (!o.seq && !any_policy(policy))
     throw UsageError("SEQ or one of --keep, --keep-bytes, --keep-segments, --older-than is required");
-  std::unique_ptr<Log> log = open_for_truncate(g, o.dir, o.dry_run, wait_ms(o.wait));
-  auto segs = log->segments();
-  if (segs.empty()) fail("not_a_log", o.dir, std::nullopt, "no readable segments");
-
+  std::unique_ptr<Log> view = open_for_plan(o.dir, wait_ms(o.wait));
   TruncateResult r;
   r.path = o.dir;
   r.dry_run = o.dry_run;
@@ -81,22 +63,19 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
     cut = *parse_u64(*o.seq);
     r.policy = "seq";
   } else {
-    RetentionPlan p = retention_plan(segs, policy);
+    RetentionPlan p = retention_plan(view->segments(), policy);
     cut = p.cut;
     r.cuts = p.cuts;
     r.policy = *p.policy ? p.policy : r.cuts.front().policy;
   }
   r.seq = cut;
-  if (cut > log->next_sequence())
-    fail("out_of_bounds", o.dir, std::nullopt,
-         fmt::format("sequence {} is beyond the next sequence {}", cut, log->next_sequence()));
-  plan(r, segs, cut);
-  if (!o.dry_run && cut > log->first_sequence()) {
-    const uint64_t disk_before = log->disk_size();
+  plan_truncate_before(r, *view, cut);
+  if (r.recovered && o.dry_run) warn_tail_cut(g, o.dir, *r.recovered, /*done=*/false);
+  if (!o.dry_run) {
+    view.reset();
+    std::unique_ptr<Log> log = open_to_carry_out(g, r, wait_ms(o.wait));
     Status st = log->truncate_before(cut);
-    if (!st) fail(st, o.dir);
-    measure_cut(r, segs, disk_before, *log);
-    st = log->close();
+    if (st) st = log->close();
     if (!st) fail(st, o.dir);
   }
   print_truncate(r, g);

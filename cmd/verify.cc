@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "report.h"
+#include "segment_file.h"
 
 namespace alog::cli {
 
@@ -38,6 +39,7 @@ Json verify_json(const VerifyReport& r, int exit) {
 }
 
 int run_verify(const VerifyCmdOptions& o, const Global& g) {
+  if (is_regular_file(o.path)) require_segment_file(o.path);
   Progress progress(g, "verify", /*delayed=*/false);
   VerifyOptions vo;
   vo.headers_only = o.headers_only;

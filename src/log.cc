@@ -113,6 +113,7 @@ Result<Record> Log::read(uint64_t seq) const { return impl_->read(seq); }
 Status Log::refresh() { return impl_->refresh(); }
 const Status& Log::damage() const { return impl_->damage(); }
 const std::string& Log::torn_tail() const { return impl_->torn_tail(); }
+const std::optional<TailCut>& Log::tail_cut() const { return impl_->tail_cut(); }
 
 std::vector<SegmentInfo> Log::segments() const {
   auto v = impl_->view();

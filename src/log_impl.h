@@ -82,6 +82,7 @@ class LogImpl {
   // gap, corruption before the synced offset), or ok.
   const Status& damage() const { return damage_; }
   const std::string& torn_tail() const { return torn_tail_; }
+  const std::optional<TailCut>& tail_cut() const { return tail_cut_; }
   // For read-only logs (log.cc).
   Status refresh();
 
@@ -102,6 +103,10 @@ class LogImpl {
   Status walk_active_for_read(const detail::SegmentPtr& seg);
   // Cuts the active segment at boundary b (FORMAT.md "Cutting at a boundary").
   Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, const char* reason);
+  // The cut opening makes at the active segment's tail, given where the walk
+  // from the synced offset ended (stop) or the EOF it reached (eof); sets tail_cut_.
+  Status plan_tail_cut(const detail::SegmentPtr& seg, bool eof, const detail::WalkState& at,
+                       const detail::WalkState& boundary, const char* why);
   void set_view(detail::SegmentList segs);
 
   Status create_segment(uint64_t start, detail::SegmentPtr* out);
@@ -137,6 +142,7 @@ class LogImpl {
   std::atomic<bool> writer_attached_{false};
   Status damage_;
   std::string torn_tail_;
+  std::optional<TailCut> tail_cut_;
   // Read-only refresh: where the previous look at the active segment ended,
   // and whether the log was found cut and rewritten behind it.
   std::optional<detail::WalkState> resume_;

@@ -1,8 +1,8 @@
 // recover(): the repair tool's library side. Verifies every segment, plans
-// the repairs, and applies them: a torn tail through the ordinary open-time
-// recovery, corruption only when forced, by salvage (FORMAT.md "Salvage";
-// salvage.h). Every removed byte is first copied to lost+found/ with a
-// manifest.
+// (recover_plan.cc; with force and corruption, salvage.h) and carries the
+// plan out step by step: a torn tail always, corruption only when forced,
+// by salvage (FORMAT.md "Salvage"). Every removed byte is first copied to
+// lost+found/ with a manifest.
 #include <algorithm>
 #include <chrono>
 
@@ -10,6 +10,7 @@
 #include "alog/log.h"
 #include "alog/verify.h"
 #include "lost_found.h"
+#include "recover_plan.h"
 #include "salvage.h"
 #include "verify_internal.h"
 
@@ -29,7 +30,6 @@ struct Ctx {
     using namespace std::chrono;
     return uint64_t(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
   }
-  std::string lost_found() const { return path_join(dir, std::string(kLostFoundName)); }
 };
 
 // One action per segment a salvage rebuilds or creates, with its kept and
@@ -60,7 +60,37 @@ void add_salvage_actions(const SalvagePlan& plan, RecoverReport& rep) {
     a.saved_to = s.create ? "" : std::string(kLostFoundName) + "/";
     rep.actions.push_back(a);
   }
-  rep.planned_next = plan.next_sequence;
+}
+
+// The cut of a torn tail at B inside the active segment (bytes after B already
+// saved): FORMAT.md "Cutting at a boundary B".
+Status cut_segment(const Ctx& c, const SegmentDetail& sd, const WalkState& b) {
+  ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
+  ALOG_TRY(f->truncate(b.offset));
+  uint8_t frames[2 * kFrameHeaderSize];
+  size_t n = encode_end(b.crc, b.pending, sd.generation, b.open_batch, frames);
+  ALOG_TRY(f->pwrite(frames, n, b.offset));
+  return f->datasync();
+}
+
+// Carries out step `s` of the plan (action `a`) while holding the lock.
+Status carry_out(const Ctx& c, const VerifyDetail& d, const PlanStep& s, RecoverAction& a) {
+  const SegmentDetail& sd = d.segments[s.segment];
+  switch (s.kind) {
+    case StepKind::by_open: return {};
+    case StepKind::cut:
+    case StepKind::trim: {
+      {
+        ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read));
+        ALOG_ASSIGN(a.saved_to, save_tail(c.fs, c.dir, *f, sd.name, s.at.offset, s.manifest_reason, c.now()));
+      }
+      if (s.kind == StepKind::cut) return cut_segment(c, sd, s.at);
+      ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
+      ALOG_TRY(f->truncate(s.at.offset));
+      return f->datasync();
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -78,103 +108,57 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   vo.fs = &fs;
   vo.progress = opt.progress;
   ALOG_ASSIGN(VerifyDetail d, verify_detail(dir, vo, /*lock_is_ours=*/lock != nullptr));
+  Ctx c{fs, dir, opt.clock_ms};
+  RecoverPlan plan = plan_recover(d, opt.force);
   RecoverReport rep;
   rep.before = d.report;
-  Ctx c{fs, dir, opt.clock_ms};
-
-  for (const auto& p : d.report.problems) {
-    if (p.kind == "leftover_file") {
-      RecoverAction a;
-      a.action = p.file.find(".seg.tmp") != std::string::npos ? "remove_tmp" : "remove_del";
-      a.file = p.file;
-      a.reason = "not part of the log";
-      rep.actions.push_back(a);
-    } else if (p.kind == "name_mismatch") {
-      RecoverAction a;
-      a.action = "rename";
-      a.file = p.file;
-      a.reason = "rename to " + p.expected + " (the header's start sequence)";
-      rep.actions.push_back(a);
+  rep.actions = plan.actions;
+  rep.refused = plan.refused;
+  rep.first_seq = plan.first_seq;
+  rep.last_seq = plan.last_seq;
+  rep.next_seq = plan.next_seq;
+  SalvagePlan salvage;
+  if (plan.corrupt && opt.force) {
+    SalvageOptions so;
+    so.first_seq = opt.first_seq;
+    so.next_seq = opt.next_seq;
+    so.generation = opt.generation;
+    so.confirm_missing = opt.confirm_missing;
+    so.checkpoint_stride = opt.checkpoint_stride;
+    ALOG_ASSIGN(salvage, plan_salvage(fs, dir, d, so, c.now()));
+    if (!salvage.refused.empty()) {
+      rep.refused = true;
+      rep.refusal = salvage.refused;
+    } else {
+      add_salvage_actions(salvage, rep);
+      // No sequence moves: the log ends where the files show it synced.
+      rep.next_seq = std::max(rep.next_seq, salvage.next_sequence);
+      if (rep.first_seq) rep.last_seq = rep.next_seq - 1;
     }
   }
-
-  // A torn tail that is the active segment's only damage is cut in place
-  // (by the open below); corruption anywhere is salvaged (with force).
-  const size_t n = d.segments.size();
-  const bool corrupt = d.report.has(Classification::corruption);
-  if (n > 0) {
-    const SegmentDetail& sd = d.segments[n - 1];
-    const bool only_torn = std::none_of(
-        d.report.problems.begin(), d.report.problems.end(), [&](const Problem& p) {
-          return p.file == sd.name && p.classification == Classification::corruption;
-        });
-    if (sd.header_ok && only_torn && sd.stop != Stop::eof &&
-        sd.stop_state.offset >= sd.slot.synced_offset) {
-      RecoverAction a;
-      a.action = "cut";
-      a.file = sd.name;
-      a.offset = sd.boundary.offset;
-      a.bytes_dropped = d.report.segments[n - 1].file_length - sd.boundary.offset;
-      a.first_seq = sd.boundary.seq;
-      a.records_dropped = sd.stop_state.seq - sd.boundary.seq;
-      if (a.records_dropped) a.last_seq = sd.stop_state.seq - 1;
-      a.reason = std::string("torn tail: ") + stop_text(sd.stop);
-      a.saved_to = std::string(kLostFoundName) + "/";
-      rep.actions.push_back(a);
+  if (!rep.refused)
+    for (const auto& a : rep.actions) {
+      rep.records_dropped += a.records_dropped;
+      rep.bytes_dropped += a.bytes_dropped;
     }
-  }
-  SalvagePlan plan;
-  if (corrupt) {
-    rep.refused = !opt.force;
-    if (opt.force) {
-      SalvageOptions so;
-      so.first_seq = opt.first_seq;
-      so.next_seq = opt.next_seq;
-      so.generation = opt.generation;
-      so.confirm_missing = opt.confirm_missing;
-      so.checkpoint_stride = opt.checkpoint_stride;
-      ALOG_ASSIGN(plan, plan_salvage(fs, dir, d, so, c.now()));
-      if (!plan.refused.empty()) {
-        rep.refused = true;
-        rep.refusal = plan.refused;
-      } else {
-        add_salvage_actions(plan, rep);
-      }
-    }
-  }
-  if (opt.dry_run || rep.refused) return rep;
+  if (opt.dry_run || rep.refused || rep.actions.empty()) return rep;
 
-  // Apply the salvage while holding the lock.
-  if (!plan.segments.empty()) {
-    ALOG_ASSIGN(auto saved, apply_salvage(fs, dir, plan, opt.checkpoint_stride, c.now()));
+  for (size_t i = 0; i < plan.steps.size(); i++) ALOG_TRY(carry_out(c, d, plan.steps[i], rep.actions[i]));
+  if (!salvage.segments.empty()) {
+    ALOG_ASSIGN(auto saved, apply_salvage(fs, dir, salvage, opt.checkpoint_stride, c.now()));
     for (size_t i = 0; i < saved.size(); i++)
-      for (auto& a : rep.actions)
-        if (a.file == plan.segments[i].file && (a.action == "salvage" || a.action == "create_lost"))
-          a.saved_to = saved[i];
+      rep.actions[plan.actions.size() + i].saved_to = saved[i];
   }
   lock.reset();
-  // The ordinary open-time recovery cuts a torn tail (saving it in
-  // lost+found/), removes leftovers and renames misnamed segments.
+  // The ordinary open for writing removes leftovers and renames misnamed
+  // segments.
   Options o;
   o.fs = &fs;
   o.clock_ms = opt.clock_ms;
   o.max_disk_size = 0;
-  std::vector<std::string> lf_before;
-  if (auto l = fs.list(c.lost_found()); l.is_ok()) lf_before = *l;
   {
     ALOG_ASSIGN(auto log, Log::open(dir, o));
     ALOG_TRY(log->close());
-  }
-  // Name what the open-time recovery saved for a torn-tail cut.
-  if (auto l = fs.list(c.lost_found()); l.is_ok()) {
-    for (const auto& name : *l) {
-      if (std::find(lf_before.begin(), lf_before.end(), name) != lf_before.end()) continue;
-      for (auto& a : rep.actions)
-        if (a.action == "cut" && a.offset &&
-            name.rfind(a.file + "@" + std::to_string(*a.offset) + ".", 0) == 0 &&
-            name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0)
-          a.saved_to = std::string(kLostFoundName) + "/" + name;
-    }
   }
   rep.applied = true;
   ALOG_ASSIGN(VerifyDetail after, verify_detail(dir, vo));

@@ -20,9 +20,42 @@ static Result<bool> ends_open_batch(const Segment& seg, const WalkState& b) {
   return !l.batch_end && l.after.offset == b.offset;
 }
 
+// Whether the bytes at `off` begin a frame of an older generation: a
+// recycled file's stale frames, never part of the log, dropped unsaved.
+static bool stale_frames(File& f, uint16_t generation, uint64_t off) {
+  uint8_t h[kFrameHeaderSize];
+  auto got = f.pread(h, sizeof h, off);
+  if (!got.is_ok() || *got < sizeof h) return false;
+  FrameHeader fh = decode_frame_header(h);
+  return fh.flags_valid() && fh.generation < generation;
+}
+
+Status LogImpl::plan_tail_cut(const SegmentPtr& seg, bool eof, const WalkState& at,
+                              const WalkState& boundary, const char* why) {
+  tail_cut_.reset();
+  const uint64_t len = seg->file_length();
+  TailCut c;
+  c.file = seg->name();
+  if (eof) {
+    const uint64_t end = at.offset + kFrameHeaderSize;
+    if (len <= end || stale_frames(seg->file(), seg->generation(), end)) return {};
+    c.offset = c.new_length = end;
+    c.reason = "bytes after the EOF frame";
+  } else {
+    c.offset = boundary.offset;
+    c.records = at.seq - boundary.seq;
+    c.new_length = boundary.offset + (boundary.open_batch ? 2 : 1) * kFrameHeaderSize;
+    c.reason = std::string("torn tail: ") + why;
+  }
+  c.bytes = len > c.offset ? len - c.offset : 0;
+  tail_cut_ = std::move(c);
+  return {};
+}
+
 Status LogImpl::cut_at(const SegmentPtr& seg, const WalkState& b, const char* reason) {
   File& f = seg->file();
-  ALOG_TRY(save_tail(*fs_, dir_, f, seg->name(), b.offset, reason, now_ms()).take_status());
+  ALOG_ASSIGN(std::string saved, save_tail(*fs_, dir_, f, seg->name(), b.offset, reason, now_ms()));
+  if (tail_cut_) tail_cut_->saved_to = saved;
   ALOG_TRY(f.truncate(b.offset));
   uint8_t frames[2 * kFrameHeaderSize];
   size_t n = encode_end(b.crc, b.pending, seg->generation(), b.open_batch, frames);
@@ -49,7 +82,12 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
     tail_ = walk.state();
     uint64_t x = tail_.offset;
     if (len > x + kFrameHeaderSize) {
-      // A lost batch, a lost truncate or a recycled file's stale frames.
+      // A lost batch, a lost truncate (both saved first) or a recycled file's stale frames.
+      ALOG_TRY(plan_tail_cut(seg, true, tail_, tail_, ""));
+      if (tail_cut_) {
+        ALOG_ASSIGN(tail_cut_->saved_to, save_tail(*fs_, dir_, f, seg->name(), x + kFrameHeaderSize,
+                                                   "bytes after the EOF frame", now_ms()));
+      }
       ALOG_TRY(f.truncate(x + kFrameHeaderSize));
       seg->set_file_length(x + kFrameHeaderSize);
       if (slot.synced_offset == x) ALOG_TRY(f.datasync());
@@ -80,6 +118,7 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
         return Status(Errc::io, "short re-read of the tail").at(seg->path(), start.offset);
       ALOG_TRY(f.pwrite(bytes.data(), bytes.size(), start.offset));
     }
+    ALOG_TRY(plan_tail_cut(seg, false, walk.state(), b, stop_text(stop)));
     ALOG_TRY(cut_at(seg, b, stop_text(stop)));
   }
   if (seg->slot().synced_offset != tail_.offset) {
@@ -136,7 +175,13 @@ Status LogImpl::walk_active_for_read(const SegmentPtr& seg) {
   r.end = tail_.offset;
   r.next = tail_.seq;
   seg->set_range(r);
-  return {};
+  // What a write open would cut here, told as recover_active does it.
+  if (stop == Stop::eof) return plan_tail_cut(seg, true, tail_, tail_, "");
+  WalkState b = done->boundary();
+  if (b.offset == slot.synced_offset) {
+    ALOG_ASSIGN(b.open_batch, ends_open_batch(*seg, b));
+  }
+  return plan_tail_cut(seg, false, done->state(), b, stop_text(stop));
 }
 
 }  // namespace alog

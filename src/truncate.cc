@@ -194,6 +194,7 @@ Status LogImpl::refresh() {
   set_view(std::move(merged));
   damage_ = fresh.damage_;
   torn_tail_ = fresh.torn_tail_;
+  tail_cut_ = fresh.tail_cut_;
   tail_ = fresh.tail_;
   return {};
 }

@@ -468,6 +468,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     out.segments.push_back(sd);
   }
   lost.report(rep.problems);
+  fill_problem_ranges(out, fs);
   return out;
 }
 

@@ -32,6 +32,11 @@ struct VerifyDetail {
   std::vector<SegmentDetail> segments;  // in log order, parallel to report.segments
 };
 
+// The last step of verify_detail (problem_ranges.cc): fills each problem's
+// range and an unreadable header's expected/found values, and sorts the
+// problems by segment, then offset.
+void fill_problem_ranges(VerifyDetail& d, Fs& fs);
+
 // lock_is_ours: the caller holds LOCK itself (recover), so it is no live writer.
 Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
                                    bool lock_is_ours = false);

@@ -54,6 +54,20 @@ struct Record {
   std::string payload;
 };
 
+// What opening for writing cut at the active segment's tail (FORMAT.md
+// "Opening for writing", steps 1 and 2): a torn tail from its batch
+// boundary, or bytes after the EOF frame (other than a recycled file's
+// stale frames). A read-only open tells what a write open would cut.
+struct TailCut {
+  std::string file;         // segment file name
+  uint64_t offset = 0;      // where the removed bytes began
+  uint64_t bytes = 0;       // bytes removed, all saved in lost+found/
+  uint64_t records = 0;     // records of the incomplete batch among them
+  uint64_t new_length = 0;  // the file's length afterwards (end frames included)
+  std::string saved_to;     // write opens: "lost+found/NAME", relative to the log directory
+  std::string reason;       // "torn tail: truncated header", "bytes after the EOF frame"
+};
+
 class Scanner;
 class LogImpl;
 
@@ -142,6 +156,9 @@ class Log {
   // Read-only opens: the torn tail treated as the end, as "FILE:OFFSET: what"
   // (empty when none). A live writer's batch in flight looks the same.
   const std::string& torn_tail() const;
+  // What this open cut at the active segment's tail (write opens), or what
+  // a write open would cut (read-only opens); nullopt when nothing.
+  const std::optional<TailCut>& tail_cut() const;
 
   // For read-only logs: picks up records, segments and truncations that
   // another process made since open (or the last refresh), walking only what

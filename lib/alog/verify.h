@@ -143,11 +143,15 @@ struct RecoverOptions {
 
 struct RecoverReport {
   VerifyReport before;
-  std::vector<RecoverAction> actions;
+  std::vector<RecoverAction> actions;  // the plan (when refused by want of force: what force would do)
   bool refused = false;  // corruption found and force not given, or salvage refused: nothing changed
   std::string refusal;   // why salvage refused (names the file and offset)
-  std::optional<uint64_t> planned_next;  // the next sequence a salvage leaves
   bool applied = false;  // actions were carried out (not dry_run)
+  // Totals of the actions carried out, or to be carried out (0 when refused).
+  uint64_t records_dropped = 0, bytes_dropped = 0;
+  // The log a reader sees once the plan is carried out.
+  std::optional<uint64_t> first_seq, last_seq;
+  uint64_t next_seq = 0;
   VerifyReport after;    // when applied
 };
 
@@ -156,8 +160,9 @@ struct RecoverReport {
 // evidence): fn(seq, payload, lost) for every sequence in order, records
 // with proven sequences and lost ones for the rest. `damage` lists what
 // verification found; when salvage would refuse, `refused` says why and
-// fn is not called. fn ends the reading early by returning Errc::stopped. Options: fs, first_seq, next_seq, generation,
-// confirm_missing, checkpoint_stride.
+// fn is not called. fn ends the reading early by returning Errc::stopped.
+// Options used: fs, first_seq, next_seq, generation, confirm_missing,
+// checkpoint_stride.
 struct SalvageReadReport {
   VerifyReport damage;
   std::string refused;
@@ -168,6 +173,7 @@ Result<SalvageReadReport> read_salvaged(
 
 // Verifies every segment, then plans: cut a torn tail (always), salvage
 // corruption only with force (FORMAT.md "Salvage"), remove leftovers.
+// A dry run returns the plan; the real run carries out exactly that plan.
 // Takes the LOCK (locked when a writer holds it) unless dry_run.
 Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& options = {});
 

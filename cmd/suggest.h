@@ -1,0 +1,29 @@
+// Typos on the command line: the closest valid command or option, and the
+// check of argv against the commands and options alog knows, made before
+// CLI11 parses (whose messages name the wrong argument for a mistyped option).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace alog::cli {
+
+// The candidate nearest to `word` by edit distance, when near enough to be
+// a typo of it (at most 2 edits, and fewer than half of word's letters).
+std::optional<std::string> closest(const std::string& word, const std::vector<std::string>& candidates);
+
+// The usage error for the first unknown command or option in argv ("" when
+// there is none): "unknown command 'cta' (did you mean 'cat'?)". `app` is
+// the top-level app with every command registered. *command is set to the
+// command an unknown option was given to ("" for an unknown command).
+std::string unknown_argument(CLI::App& app, int argc, char** argv, std::string* command);
+
+// argv with "help [COMMAND]" rewritten as "[COMMAND] --help"; as given otherwise.
+std::vector<std::string> rewrite_help(int argc, char** argv);
+
+}  // namespace alog::cli

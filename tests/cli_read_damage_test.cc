@@ -1,0 +1,78 @@
+// Damage is damage for reading commands: asking cat or seek for a sequence
+// that damage made unreadable, but that lies inside the range verify
+// reports, exits 4 with verify's problem, never 8 with out_of_bounds. And
+// what is not a log is not damage: a file that is no segment is not_a_log.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "cli_util.h"
+#include "damaged_log.h"
+
+using namespace alog::test;
+using namespace alog::test::cli;
+using nlohmann::json;
+
+TEST_CASE("seek and cat past a missing middle segment exit 4 with verify's sequence_gap problem") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  std::filesystem::remove(seg(d, 80));
+  const std::string line = "alog: " + seg(d, 120) + ":0: corruption: sequence_gap: ";
+  RunResult s = run_alog("seek " + shq(d) + " 130");
+  CHECK(s.exit_code == 4);
+  CHECK(s.err.rfind(line, 0) == 0);
+  RunResult c = run_alog("--json cat --from 120 " + shq(d));
+  CHECK(c.exit_code == 4);
+  json p = json::parse(c.out);
+  CHECK(p["type"] == "problem");
+  CHECK(p["kind"] == "sequence_gap");
+  CHECK(p["file"] == "00000000000000000120.seg");
+  CHECK(c.err.rfind(line, 0) == 0);
+}
+
+TEST_CASE("cat of a log with an unreadable middle header prints the records before it, then the problem") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  write_at(seg(d, 80), 0, "XXXXXXXX");
+  RunResult c = run_alog("--json cat --payload=none " + shq(d));
+  CHECK(c.exit_code == 4);
+  CHECK(count_lines(c.out) == 81);
+  json p = json::parse(c.out.substr(c.out.rfind('{')));
+  CHECK(p["type"] == "problem");
+  CHECK(p["kind"] == "segment_header");
+  CHECK(c.err.find(":0: corruption: segment_header: ") != std::string::npos);
+}
+
+TEST_CASE("seek beyond the range verify reports stays out_of_bounds") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  std::filesystem::remove(seg(d, 80));
+  RunResult s = run_alog("seek " + shq(d) + " 200");
+  CHECK(s.exit_code == 8);
+  CHECK(s.err.find("not in the log") != std::string::npos);
+}
+
+TEST_CASE("a file that is no segment is not_a_log for every command, a garbled segment corruption") {
+  TempDir t;
+  std::string text = "root:x:0:0:root:/root:/bin/sh\n";
+  for (int i = 0; i < 10; i++) text += text;
+  write_file(t / "passwd", text);
+  write_file(t / "00000000000000000000.seg", text);
+  for (std::string c : {"verify", "stats", "cat", "dump-frames", "seek"}) {
+    std::string after = c == "seek" ? " 0" : "";
+    RunResult r = run_alog(c + " " + shq(t / "passwd") + after);
+    INFO(c << ": " << r.err);
+    CHECK(r.exit_code == 8);
+    CHECK(r.err == "alog: " + t / "passwd" + ": not a segment file (no ALOG magic)\n");
+    RunResult s = run_alog(c + " " + shq(t / "00000000000000000000.seg") + after);
+    INFO(c << ": " << s.err);
+    CHECK(s.exit_code == 4);
+  }
+  CHECK(run_alog("--json verify " + shq(t / "passwd")).out.find("\"code\":\"not_a_log\"") != std::string::npos);
+  // dump-frames decodes what it can before saying so.
+  CHECK(run_alog("dump-frames " + shq(t / "passwd")).out.find("header") != std::string::npos);
+}
