@@ -119,13 +119,7 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   rep.next_seq = plan.next_seq;
   SalvagePlan salvage;
   if (plan.corrupt && opt.force) {
-    SalvageOptions so;
-    so.first_seq = opt.first_seq;
-    so.next_seq = opt.next_seq;
-    so.generation = opt.generation;
-    so.confirm_missing = opt.confirm_missing;
-    so.checkpoint_stride = opt.checkpoint_stride;
-    ALOG_ASSIGN(salvage, plan_salvage(fs, dir, d, so, c.now()));
+    ALOG_ASSIGN(salvage, plan_salvage(fs, dir, d, salvage_options(opt), c.now()));
     if (!salvage.refused.empty()) {
       rep.refused = true;
       rep.refusal = salvage.refused;

@@ -9,9 +9,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <string_view>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "alog/format.h"
@@ -29,6 +29,17 @@ struct SalvageOptions {
   bool confirm_missing = false;        // a missing range next to a name-derived start
   uint32_t checkpoint_stride = 64;     // the rebuild's (alog.json's checkpoint_stride)
 };
+
+// The salvage values of recover()'s options.
+inline SalvageOptions salvage_options(const RecoverOptions& o) {
+  SalvageOptions so;
+  so.first_seq = o.first_seq;
+  so.next_seq = o.next_seq;
+  so.generation = o.generation;
+  so.confirm_missing = o.confirm_missing;
+  so.checkpoint_stride = o.checkpoint_stride;
+  return so;
+}
 
 // One sequence of a rebuilt segment: a record kept as read, or lost.
 struct SalvagedFrame {

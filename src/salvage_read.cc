@@ -87,12 +87,7 @@ Result<SalvageReadReport> read_salvaged(
   ALOG_ASSIGN(detail::VerifyDetail d, detail::verify_detail(dir, vo));
   SalvageReadReport rep;
   rep.damage = d.report;
-  detail::SalvageOptions so;
-  so.first_seq = opt.first_seq;
-  so.next_seq = opt.next_seq;
-  so.generation = opt.generation;
-  so.confirm_missing = opt.confirm_missing;
-  so.checkpoint_stride = opt.checkpoint_stride;
+  const detail::SalvageOptions so = detail::salvage_options(opt);
   detail::SalvagePlan plan;
   if (d.report.has(Classification::corruption)) {
     ALOG_ASSIGN(plan, detail::plan_salvage(fs, dir, d, so, 0));
