@@ -223,8 +223,9 @@ std::optional<Span> Prover::confirm(WalkState t, bool rel) {
 std::optional<Span> Prover::try_run(uint64_t cand) {
   Span s;
   WalkState t{cand, 0, 0, 0, false};
-  const std::optional<WalkState> y = has_slot_ ? std::optional(synced_state(slot_)) : std::nullopt;
-  const std::optional<WalkState> r = has_slot_ ? std::optional(read_state(slot_)) : std::nullopt;
+  // The anchors (only with a slot).
+  const WalkState y = has_slot_ ? synced_state(slot_) : WalkState{};
+  const WalkState r = has_slot_ ? read_state(slot_) : WalkState{};
   uint64_t target = 0;
   while (true) {
     Walker walk(&w_, gen_, t, /*read_payloads=*/true);
@@ -235,15 +236,15 @@ std::optional<Span> Prover::try_run(uint64_t cand) {
       t = walk.state();
       if (f.h.is_data()) s.frames.push_back({f.seq, f.offset, f.h, true});
       else if (!s.frames.empty()) s.frames.back().ckpt_after = true;
-      if (r && before.offset < r->offset && r->offset < t.offset) return std::nullopt;
-      if (r && t.offset == r->offset) {
-        if (!same(t, *r, true)) return std::nullopt;
+      if (has_slot_ && before.offset < r.offset && r.offset < t.offset) return std::nullopt;
+      if (has_slot_ && t.offset == r.offset) {
+        if (!same(t, r, true)) return std::nullopt;
         s.rel_read = t.seq;
       }
-      if (y && before.offset < y->offset && y->offset < t.offset) return std::nullopt;
-      if (y && t.offset == y->offset) {
-        if (!same(t, *y, true)) return std::nullopt;
-        target = y->seq;
+      if (has_slot_ && before.offset < y.offset && y.offset < t.offset) return std::nullopt;
+      if (has_slot_ && t.offset == y.offset) {
+        if (!same(t, y, true)) return std::nullopt;
+        target = y.seq;
         break;
       }
       continue;
@@ -263,7 +264,7 @@ std::optional<Span> Prover::try_run(uint64_t cand) {
     if (c->rel_read) s.rel_read = c->rel_read;
     t = c->end;
     if (c->how == End::synced) {
-      target = y->seq;
+      target = y.seq;
       break;
     }
     if (c->how == End::eof) {
