@@ -465,8 +465,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
 // standard error), then records and lost runs. Exit 4 when damage was found.
 int cat_salvaged(const CatOptions& o, const Global& g) {
   require_log_dir(o.dir);
-  RecoverOptions ro;
-  ro.checkpoint_stride = load_options(o.dir, CreateOptions{}).checkpoint_stride;
+  RecoverOptions ro = salvage_log_options(o.dir);
   Printer p(o, g);
   Range r = resolve(o, 0, 0);
   const Status enough(Errc::stopped, "enough records");

@@ -17,6 +17,7 @@
 
 #include "alog/log.h"
 #include "alog/status.h"
+#include "alog/verify.h"
 #include "signals.h"
 
 namespace CLI {
@@ -169,6 +170,9 @@ struct CreateOptions {
 // Options from DIR/alog.json (bad_config Failure when unreadable), overridden
 // by `given`. `found` says whether the file existed.
 Options load_options(const std::string& dir, const CreateOptions& given, bool* found = nullptr);
+// recover()'s options that come from DIR/alog.json (where a salvage puts
+// checkpoints, how many lost frames a segment can hold).
+RecoverOptions salvage_log_options(const std::string& dir);
 // Why options are invalid ("" when they are valid), as the library checks them.
 std::string check_options(const Options& o);
 // Writes DIR/alog.json atomically (tmp, sync, rename, sync dir); a

@@ -195,6 +195,14 @@ Options load_options(const std::string& dir, const CreateOptions& given, bool* f
   return o;
 }
 
+RecoverOptions salvage_log_options(const std::string& dir) {
+  const Options lo = load_options(dir, CreateOptions{});
+  RecoverOptions ro;
+  ro.checkpoint_stride = lo.checkpoint_stride;
+  ro.max_segment_size = lo.max_segment_size;
+  return ro;
+}
+
 void save_options(const std::string& dir, const Options& o, const Json& retention) {
   std::string path = options_path(dir), tmp = path + ".tmp";
   Json j = options_json(o);

@@ -152,7 +152,7 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
   require_log_dir(o.dir);
   if (o.dry_run) require_unlocked(o.dir, wait_ms(o.wait));
   Progress progress(g, "recover", /*delayed=*/false);
-  RecoverOptions ro;
+  RecoverOptions ro = salvage_log_options(o.dir);
   ro.dry_run = o.dry_run;
   ro.force = o.force;
   if (o.first_seq) ro.first_seq = *parse_u64(*o.first_seq);
@@ -161,7 +161,6 @@ int run_recover(const RecoverCmdOptions& o, const Global& g) {
     throw UsageError("--first-seq, --next-seq, --generation and --confirm-missing need --force");
   if (o.generation) ro.generation = uint16_t(*o.generation);
   ro.confirm_missing = o.confirm_missing;
-  ro.checkpoint_stride = load_options(o.dir, CreateOptions{}).checkpoint_stride;
   ro.progress = progress_fn(progress);
   const uint64_t start = now_ms();
   int nap = 5;

@@ -107,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ro.dry_run = !(mode & 4);
     ro.force = mode & 8;
     ro.clock_ms = o.clock_ms;
+    ro.max_segment_size = 64 << 10;  // at most 4096 lost frames a segment (the inputs are <= 4 KiB)
     auto r = recover(kDir, ro);
     if (r.is_ok() && r->applied && !r->refused) {
       auto log = Log::open(kDir, o);

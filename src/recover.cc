@@ -42,8 +42,7 @@ void add_salvage_actions(const SalvagePlan& plan, RecoverReport& rep) {
     a.action = s.create ? "create_lost" : "salvage";
     a.file = s.file;
     uint64_t kept_bytes = 0;
-    for (const SalvagedFrame& f : s.frames)
-      if (!f.lost) kept_bytes += kFrameHeaderSize + f.length;
+    for (const KeptRecord& k : s.records) kept_bytes += kFrameHeaderSize + k.length;
     if (!s.create) a.bytes_dropped = s.original_length - std::min(s.original_length, kHeaderSize + kept_bytes);
     for (const SeqRun& r : s.kept) a.kept.push_back({r.first, r.last, ""});
     for (const SeqRun& r : s.lost) {

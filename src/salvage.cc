@@ -168,6 +168,15 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
                          .message();
       return plan;
     }
+    if ((b.start - a.next) > max_lost_frames(0, opt.max_segment_size) && !opt.confirm_missing) {
+      plan.refused = refusal(b.file, 0,
+                             "sequences " + std::to_string(a.next) + "-" + std::to_string(b.start - 1) +
+                                 " are missing, more than a segment of " +
+                                 std::to_string(opt.max_segment_size) +
+                                 " bytes can hold as lost frames: confirm they are lost (--confirm-missing)")
+                         .message();
+      return plan;
+    }
     SegmentSalvage s;
     s.create = true;
     s.file = segment_name(a.next);
@@ -176,7 +185,6 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
     s.header.created_at_ms = b.created_at;
     s.first_sequence = a.next;
     s.next_sequence = b.start;
-    s.frames.resize(b.start - a.next);
     s.lost.push_back({a.next, b.start - 1, "missing: no segment holds these sequences"});
     created.push_back(std::move(s));
   }
@@ -196,7 +204,8 @@ namespace {
 // them, the EOF.
 Status write_rebuild(File& out, File* orig, const SegmentSalvage& s, uint32_t stride) {
   const uint16_t gen = s.header.generation;
-  const size_t n = s.frames.size();
+  const uint64_t start = s.header.start_sequence;
+  const uint64_t n = s.next_sequence - start;
   std::string buf(kHeaderSize, '\0');
   uint64_t flushed = 0;  // bytes of the file before buf
   auto flush = [&]() -> Status {
@@ -215,30 +224,48 @@ Status write_rebuild(File& out, File* orig, const SegmentSalvage& s, uint32_t st
     if (!eof) crc = 0, pending = 0;
     last_is_checkpoint = true;
   };
+  // The kept record at sequence start + i, if any (records are by sequence).
+  size_t next_kept = 0;
+  auto kept_at = [&](uint64_t i) -> const KeptRecord* {
+    while (next_kept < s.records.size() && s.records[next_kept].seq < start + i) next_kept++;
+    return next_kept < s.records.size() && s.records[next_kept].seq == start + i ? &s.records[next_kept]
+                                                                                  : nullptr;
+  };
   // A lost frame ends its batch when the segment ends, when the next frame
   // is kept, or at 65535 frames; a kept one keeps its flags, and one the
-  // file followed with a checkpoint also ends a batch of the rebuild.
-  std::vector<bool> batch_end(n), ends(n);
-  uint32_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    const SalvagedFrame& f = s.frames[i];
-    run++;
-    if (f.lost) batch_end[i] = i + 1 == n || !s.frames[i + 1].lost || run == kMaxBatchRecords;
-    else batch_end[i] = f.batch_end;
-    ends[i] = batch_end[i] || (!f.lost && f.ends_batch) || i + 1 == n;
-    if (ends[i]) run = 0;
-  }
+  // file followed with a checkpoint also ends a batch of the rebuild. A
+  // batch of k frames goes whole after a checkpoint when pending + k would
+  // pass the most a checkpoint counts, so each batch is gathered first.
+  struct Frame {
+    const KeptRecord* kept;
+    bool batch_end;
+  };
+  std::vector<Frame> batch;
   Slot a;
   a.counter = 1;
   bool read_set = false;
+  bool last_batch_end = false;
   std::string rec;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (!ends[j]) j++;
-    const uint64_t k = j - i + 1;
-    if (pending + k > kMaxPending) checkpoint(false);
-    for (; i <= j; i++) {
-      const uint64_t seq = s.header.start_sequence + i;
+  for (uint64_t i = 0; i < n;) {
+    batch.clear();
+    uint32_t run = 0;
+    for (bool ends = false; !ends && i < n; i++) {
+      const KeptRecord* k = kept_at(i);
+      run++;
+      bool be;
+      if (k) {
+        be = k->batch_end;
+      } else {
+        const KeptRecord* nk = i + 1 < n ? kept_at(i + 1) : nullptr;
+        be = i + 1 == n || nk != nullptr || run == kMaxBatchRecords;
+      }
+      ends = be || (k && k->ends_batch) || i + 1 == n;
+      batch.push_back({k, be});
+    }
+    if (pending + batch.size() > kMaxPending) checkpoint(false);
+    const uint64_t first_of_batch = i - batch.size();
+    for (size_t j = 0; j < batch.size(); j++) {
+      const uint64_t seq = start + first_of_batch + j;
       if (seq == s.first_sequence) {
         a.read_offset = flushed + buf.size();
         a.first_sequence = seq;
@@ -246,22 +273,22 @@ Status write_rebuild(File& out, File* orig, const SegmentSalvage& s, uint32_t st
         a.read_pending = uint16_t(pending);
         read_set = true;
       }
-      const SalvagedFrame& f = s.frames[i];
+      const Frame& f = batch[j];
       uint8_t h[kFrameHeaderSize];
-      if (f.lost) {
+      if (!f.kept) {
         FrameHeader lh;
         lh.word = 0;
         lh.stride = 1;
         lh.generation = gen;
-        lh.flags = uint16_t(kFlagData | kFlagLost | (batch_end[i] ? kFlagBatchEnd : 0));
+        lh.flags = uint16_t(kFlagData | kFlagLost | (f.batch_end ? kFlagBatchEnd : 0));
         encode_frame_prefix(lh, h);
         put32(h + 12, crc32c(h, 12));
         buf.append(reinterpret_cast<const char*>(h), kFrameHeaderSize);
       } else {
-        rec.resize(kFrameHeaderSize + f.length);
-        ALOG_ASSIGN(size_t got, orig->pread(rec.data(), rec.size(), f.offset));
+        rec.resize(kFrameHeaderSize + f.kept->length);
+        ALOG_ASSIGN(size_t got, orig->pread(rec.data(), rec.size(), f.kept->offset));
         if (got != rec.size())
-          return Status(Errc::io, "short read of a kept record").at(orig->path(), f.offset);
+          return Status(Errc::io, "short read of a kept record").at(orig->path(), f.kept->offset);
         std::memcpy(h, rec.data(), kFrameHeaderSize);
         buf += rec;
       }
@@ -269,10 +296,11 @@ Status write_rebuild(File& out, File* orig, const SegmentSalvage& s, uint32_t st
       pending++;
       last_is_checkpoint = false;
     }
+    last_batch_end = batch.back().batch_end;
     if (pending >= stride) checkpoint(false);
     if (buf.size() >= (4u << 20)) ALOG_TRY(flush());
   }
-  if (n && !batch_end[n - 1] && !last_is_checkpoint) checkpoint(false);
+  if (n && !last_batch_end && !last_is_checkpoint) checkpoint(false);
   const uint64_t eof = flushed + buf.size();
   if (!read_set) {
     a.read_offset = eof;

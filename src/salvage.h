@@ -7,6 +7,7 @@
 // plan); apply_salvage() carries a plan out in the crash-safe order of step 4.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,6 +29,7 @@ struct SalvageOptions {
   std::optional<uint16_t> generation;  // for a segment whose header is unreadable
   bool confirm_missing = false;        // a missing range next to a name-derived start
   uint32_t checkpoint_stride = 64;     // the rebuild's (alog.json's checkpoint_stride)
+  uint64_t max_segment_size = uint64_t{128} << 20;  // bounds the lost frames of one segment
 };
 
 // The salvage values of recover()'s options.
@@ -38,17 +40,28 @@ inline SalvageOptions salvage_options(const RecoverOptions& o) {
   so.generation = o.generation;
   so.confirm_missing = o.confirm_missing;
   so.checkpoint_stride = o.checkpoint_stride;
+  so.max_segment_size = o.max_segment_size;
   return so;
 }
 
-// One sequence of a rebuilt segment: a record kept as read, or lost.
-struct SalvagedFrame {
-  bool lost = true;
-  uint64_t offset = 0;     // kept: its frame in the original file
-  uint32_t length = 0;     // kept: payload length
-  bool batch_end = false;  // kept: its BatchEnd flag as read
-  bool ends_batch = false; // kept: the file followed it with a checkpoint
+// A record a rebuilt segment keeps as read. Every other sequence of the
+// segment is lost: the plan holds the kept records only, so its size is
+// bounded by the file's, whatever sequences a slot or a name claims.
+struct KeptRecord {
+  uint64_t seq = 0;
+  uint64_t offset = 0;     // its frame in the original file
+  uint32_t length = 0;     // payload length
+  bool batch_end = false;  // its BatchEnd flag as read
+  bool ends_batch = false; // the file followed it with a checkpoint
 };
+
+// The most lost frames (16 bytes each) one segment a salvage writes may
+// hold: as many as fit in the larger of its original file and the log's
+// maximum segment size. A slot or a file name claiming more sequences than
+// that is not trusted (the sequences cannot have been in one segment).
+inline uint64_t max_lost_frames(uint64_t original_length, uint64_t max_segment_size) {
+  return std::max(original_length, max_segment_size) / format::kFrameHeaderSize;
+}
 
 // Sequences [first, last] kept or lost, with why (lost ones).
 struct SeqRun {
@@ -63,7 +76,10 @@ struct SegmentSalvage {
   uint64_t first_sequence = 0;  // slot A's first sequence
   uint64_t next_sequence = 0;
   uint64_t original_length = 0;
-  std::vector<SalvagedFrame> frames;  // one per sequence, from the start sequence
+  std::vector<KeptRecord> records;  // the kept records, by sequence (the rest are lost)
+  uint64_t lost_count() const {
+    return next_sequence - header.start_sequence - records.size();
+  }
   std::vector<SeqRun> kept, lost;
 };
 

@@ -5,6 +5,7 @@
 // sealed EOF with the exact running CRC prove more. Nothing else is kept, so a
 // frame embedded in a payload cannot pass for a record.
 #include <algorithm>
+#include <map>
 
 #include "alog/crc32c.h"
 #include "frame_reader.h"
@@ -68,6 +69,8 @@ class Prover {
   void take(const Span& s, uint64_t base, const std::string& why);
   Status after_stop(Stop s);
   Status finish(uint64_t next);
+  void drop_from(uint64_t seq);
+  void runs(SegmentSalvage& out) const;
 
   const ProofInput& in_;
   FrameWindow w_;
@@ -78,9 +81,9 @@ class Prover {
   std::optional<uint64_t> eof_pos_;
   uint64_t eof_seq_ = 0;
   WalkState st_, boundary_;
-  std::vector<SalvagedFrame> frames_;          // by sequence - start
-  std::vector<std::pair<SeqRun, bool>> why_;   // lost ranges and their reasons
-  std::optional<size_t> last_data_;            // the frame just walked, when data
+  std::vector<KeptRecord> kept_;  // by sequence
+  std::vector<SeqRun> why_;       // lost ranges and their reasons (a later one overrides)
+  bool last_kept_ = false;        // the frame just walked is kept_.back()
   bool done_ = false;
   uint64_t next_ = 0;
 };
@@ -130,28 +133,29 @@ Status Prover::check_meet(const WalkState& before, const WalkState& after) const
 }
 
 void Prover::keep(uint64_t seq, uint64_t off, const FrameHeader& h) {
-  size_t i = seq - start_;
-  if (frames_.size() <= i) frames_.resize(i + 1);
-  SalvagedFrame& f = frames_[i];
-  if (h.is_lost()) {  // lost in an earlier salvage: stays lost
-    f = SalvagedFrame{};
-    why_.push_back({{seq, seq, "lost in an earlier salvage"}, false});
-  } else {
-    f = SalvagedFrame{false, off, h.word, h.is_batch_end(), false};
-  }
-  last_data_ = i;
+  drop_from(seq);
+  last_kept_ = !h.is_lost();
+  if (h.is_lost()) why_.push_back({seq, seq, "lost in an earlier salvage"});  // stays lost
+  else kept_.push_back({seq, off, h.word, h.is_batch_end(), false});
 }
 
 void Prover::lose(uint64_t from, uint64_t to, const std::string& why) {
   if (to <= from) return;
-  if (frames_.size() < to - start_) frames_.resize(to - start_);
-  why_.push_back({{from, to - 1, why}, true});
-  last_data_.reset();
+  why_.push_back({from, to - 1, why});
+  last_kept_ = false;
+}
+
+// Forgets the records kept at sequences from `seq` on.
+void Prover::drop_from(uint64_t seq) {
+  while (!kept_.empty() && kept_.back().seq >= seq) {
+    kept_.pop_back();
+    last_kept_ = false;
+  }
 }
 
 void Prover::accept_checkpoint() {
-  if (last_data_ && !frames_[*last_data_].lost) frames_[*last_data_].ends_batch = true;
-  last_data_.reset();
+  if (last_kept_) kept_.back().ends_batch = true;
+  last_kept_ = false;
 }
 
 // Confirming headers from state t (FORMAT.md step 1): well-formed headers,
@@ -307,7 +311,7 @@ Status Prover::finish(uint64_t next) {
     return refuse(st_.offset, "the segment would end at sequence " + std::to_string(next) +
                                   " below its proven sequence " + std::to_string(st_.seq));
   lose(st_.seq, next, "not anchored (the rest of the segment)");
-  if (frames_.size() > next - start_) frames_.resize(next - start_);
+  drop_from(next);
   next_ = next;
   done_ = true;
   return {};
@@ -354,7 +358,7 @@ Status Prover::after_stop(Stop stop) {
     return {};
   }
   if (in_.active) {  // no valid slot: cut at the last batch boundary (the next sequence is given)
-    if (frames_.size() > boundary_.seq - start_) frames_.resize(boundary_.seq - start_);
+    drop_from(boundary_.seq);
     st_ = boundary_;
     return finish(std::max(boundary_.seq, in_.opt->next_seq.value_or(0)));
   }
@@ -423,7 +427,7 @@ Result<SegmentSalvage> Prover::run() {
     }
     if (unsynced) {  // a torn tail: cut at B, as opening does
       st_ = boundary_;
-      if (frames_.size() > boundary_.seq - start_) frames_.resize(boundary_.seq - start_);
+      drop_from(boundary_.seq);
       ALOG_TRY(finish(boundary_.seq));
       continue;
     }
@@ -435,7 +439,7 @@ Result<SegmentSalvage> Prover::run() {
     lose(next_, next, "given by --next-seq");
     next_ = next;
   }
-  frames_.resize(next_ - start_);
+  drop_from(next_);
   if (first > next_) return refuse(0, "the first sequence is beyond the segment's next sequence");
 
   SegmentSalvage out;
@@ -444,20 +448,49 @@ Result<SegmentSalvage> Prover::run() {
   out.first_sequence = first;
   out.next_sequence = next_;
   out.original_length = in_.length;
-  out.frames = std::move(frames_);
-  auto reason_of = [&](uint64_t seq) {
-    for (auto it = why_.rbegin(); it != why_.rend(); ++it)
-      if (it->first.first <= seq && seq <= it->first.last) return it->first.reason;
-    return std::string("not anchored");
-  };
-  for (size_t i = 0; i < out.frames.size(); i++) {
-    const uint64_t seq = start_ + i;
-    auto& runs = out.frames[i].lost ? out.lost : out.kept;
-    std::string why = out.frames[i].lost ? reason_of(seq) : std::string();
-    if (!runs.empty() && runs.back().last + 1 == seq && runs.back().reason == why) runs.back().last = seq;
-    else runs.push_back({seq, seq, why});
-  }
+  out.records = std::move(kept_);
+  const uint64_t limit = max_lost_frames(in_.length, opt.max_segment_size);
+  if (out.lost_count() > limit)
+    return refuse(0, "salvage would write " + std::to_string(out.lost_count()) +
+                         " lost frames in sequences " + std::to_string(start_) + "-" +
+                         std::to_string(next_ - 1) + ", more than a segment of " +
+                         std::to_string(std::max(in_.length, opt.max_segment_size)) +
+                         " bytes can hold (" + std::to_string(limit) +
+                         "): the slot or file name that claims them is not trusted");
+  runs(out);
   return out;
+}
+
+// The kept and lost runs of [start, next): kept records, and for every other
+// sequence the reason the latest lose() gave it ("not anchored" if none).
+void Prover::runs(SegmentSalvage& out) const {
+  // Labels painted over [start, next) in order, a later paint overriding:
+  // each key starts a piece that runs to the next key.
+  constexpr int kNone = -1, kKeptLabel = -2;
+  std::map<uint64_t, int> piece{{start_, kNone}, {next_, kNone}};
+  auto split = [&](uint64_t x) {
+    auto it = std::prev(piece.upper_bound(x));
+    if (it->first != x) piece.emplace_hint(std::next(it), x, it->second);
+  };
+  auto paint = [&](uint64_t a, uint64_t b, int label) {  // [a, b)
+    a = std::max(a, start_);
+    b = std::min(b, next_);
+    if (a >= b) return;
+    split(a);
+    split(b);
+    auto it = piece.erase(piece.find(a), piece.find(b));
+    piece.emplace_hint(it, a, label);
+  };
+  for (size_t i = 0; i < why_.size(); i++) paint(why_[i].first, why_[i].last + 1, int(i));
+  for (const KeptRecord& k : out.records) paint(k.seq, k.seq + 1, kKeptLabel);
+  for (auto it = piece.begin(); std::next(it) != piece.end(); ++it) {
+    const uint64_t a = it->first, b = std::next(it)->first;
+    const bool kept = it->second == kKeptLabel;
+    auto& list = kept ? out.kept : out.lost;
+    std::string why = kept ? std::string() : it->second == kNone ? "not anchored" : why_[size_t(it->second)].reason;
+    if (!list.empty() && list.back().last + 1 == a && list.back().reason == why) list.back().last = b - 1;
+    else list.push_back({a, b - 1, std::move(why)});
+  }
 }
 
 }  // namespace

@@ -41,12 +41,14 @@ Status salvage_read(Fs& fs, const std::string& dir, const VerifyDetail& d, const
       ALOG_ASSIGN(f, fs.open(path_join(dir, s.file), OpenMode::read));
     }
     std::string buf;
+    auto kept = std::lower_bound(s.records.begin(), s.records.end(), s.first_sequence,
+                                 [](const KeptRecord& r, uint64_t seq) { return r.seq < seq; });
     for (uint64_t seq = s.first_sequence; seq < s.next_sequence; seq++) {
-      const SalvagedFrame& fr = s.frames[seq - s.header.start_sequence];
-      if (fr.lost) {
+      if (kept == s.records.end() || kept->seq != seq) {
         ALOG_TRY(fn(seq, {}, true));
         continue;
       }
+      const KeptRecord& fr = *kept++;
       buf.resize(fr.length);
       ALOG_ASSIGN(size_t got, f->pread(buf.data(), fr.length, fr.offset + kFrameHeaderSize));
       if (got != fr.length) return Status(Errc::io, "short read").at(f->path(), fr.offset);

@@ -174,3 +174,68 @@ TEST_CASE("an unreadable header whose frames cannot tell the generation is refus
   CHECK(rep->lost_records == 1);  // the damaged record; its header was confirmed
   CHECK(rep->next_sequence == 174);
 }
+
+namespace {
+
+// Rewrites the winning slot of `path` through `edit`, with a valid CRC and a
+// counter that still wins.
+void forge_slot(const std::string& path, const std::function<void(format::Slot&)>& edit) {
+  std::string b = read_file(path);
+  auto* p = reinterpret_cast<uint8_t*>(b.data());
+  format::SegmentHeader h;
+  REQUIRE(format::decode_segment_header(p, &h) == format::HeaderError::none);
+  format::SlotChoice c = format::choose_slot(p, h.start_sequence);
+  REQUIRE(c.winner >= 0);
+  format::Slot s = c.slot[c.winner];
+  edit(s);
+  s.counter = uint16_t(s.counter + 2);
+  format::encode_slot(s, p + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
+  write_file(path, b);
+}
+
+}  // namespace
+
+TEST_CASE("a slot that claims more sequences than its segment can hold is refused, changing nothing") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  const std::string f = t / "log/00000000000000000165.seg";
+  const uint64_t size = read_file(f).size();
+  forge_slot(f, [&](format::Slot& s) {  // synced data "beyond the end of the file", 2^60 records
+    s.synced_offset = size + 4096;
+    s.synced_sequence = uint64_t{1} << 60;
+  });
+  auto before = snapshot_tree(t / "log");
+  SalvageOptions so;
+  so.checkpoint_stride = 4;
+  SalvagePlan p = salvage(t / "log", so);
+  CAPTURE(p.refused);
+  CHECK(p.refused.find("00000000000000000165.seg:0") != std::string::npos);
+  CHECK(p.refused.find("lost frames") != std::string::npos);
+  CHECK(p.refused.find("not trusted") != std::string::npos);
+  CHECK(snapshot_tree(t / "log") == before);
+}
+
+TEST_CASE("a missing range of more lost frames than a segment can hold needs --confirm-missing") {
+  TempDir t;
+  copy_tree(kVectors + "/multi-segment/log", t / "log");
+  REQUIRE(std::remove((t / "log/00000000000000000087.seg").c_str()) == 0);  // 87-106: 20 sequences
+  auto before = snapshot_tree(t / "log");
+  SalvageOptions so;
+  so.checkpoint_stride = 4;
+  so.max_segment_size = 19 * format::kFrameHeaderSize;  // room for 19 lost frames
+  SalvagePlan p = salvage(t / "log", so);
+  CHECK(p.refused.find("sequences 87-106 are missing") != std::string::npos);
+  CHECK(p.refused.find("--confirm-missing") != std::string::npos);
+  CHECK(snapshot_tree(t / "log") == before);
+  so.max_segment_size = 20 * format::kFrameHeaderSize;  // room for all 20
+  p = salvage(t / "log", so, /*apply=*/false);
+  CHECK(p.refused.empty());
+  so.max_segment_size = 19 * format::kFrameHeaderSize;
+  so.confirm_missing = true;
+  p = salvage(t / "log", so);
+  REQUIRE_MESSAGE(p.refused.empty(), p.refused);
+  auto rep = verify(t / "log");
+  REQUIRE(rep.is_ok());
+  CHECK(rep->clean());
+  CHECK(rep->lost_records == 20);
+}

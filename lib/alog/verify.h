@@ -136,6 +136,10 @@ struct RecoverOptions {
   std::optional<uint16_t> generation; // a segment whose header and frames cannot tell it
   bool confirm_missing = false;       // sequences missing next to a name-derived start are lost
   uint32_t checkpoint_stride = 64;    // where a rebuild puts checkpoints (alog.json's)
+  // alog.json's: a rebuilt segment holds at most max(its file's size, this) / 16
+  // lost frames, a created one this / 16 unless confirm_missing (salvage
+  // refuses beyond: a slot or a name claiming more is not trusted).
+  uint64_t max_segment_size = uint64_t{128} << 20;
   Fs* fs = nullptr;
   std::function<uint64_t()> clock_ms;
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -162,7 +166,7 @@ struct RecoverReport {
 // verification found; when salvage would refuse, `refused` says why and
 // fn is not called. fn ends the reading early by returning Errc::stopped.
 // Options used: fs, first_seq, next_seq, generation, confirm_missing,
-// checkpoint_stride.
+// checkpoint_stride, max_segment_size.
 struct SalvageReadReport {
   VerifyReport damage;
   std::string refused;
