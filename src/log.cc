@@ -235,7 +235,8 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
                       "synced offset " + std::to_string(s.synced_offset) +
                           " lies beyond the end of the file (" + std::to_string(len) +
                           " bytes): synced data is missing");
-    return {};
+    // A reader still reads what is there: the records before the damage.
+    if (writable_) return {};
   }
   auto seg = std::make_shared<Segment>(dir_, name, std::move(file), h, hdr);
   seg->set_slots(c.slot, c.winner);
@@ -325,9 +326,11 @@ Status LogImpl::load_segments(bool writer) {
     if (!d.is_ok()) {
       if (writer) return d;
       damage = d;
-      // Keep only what lies before the unreadable segment (by name).
+      // Keep only what lies before the unreadable segment (by name), and
+      // the segment itself when its frames can be read (synced data missing).
       uint64_t bad_start = *parse_segment_name(n);
       std::erase_if(list, [&](const SegmentPtr& s) { return s->start_sequence() >= bad_start; });
+      if (seg && seg->start_sequence() == bad_start) list.push_back(std::move(seg));
       chain_cut = true;
       break;
     }

@@ -76,3 +76,29 @@ TEST_CASE("a file that is no segment is not_a_log for every command, a garbled s
   // dump-frames decodes what it can before saying so.
   CHECK(run_alog("dump-frames " + shq(t / "passwd")).out.find("header") != std::string::npos);
 }
+
+TEST_CASE("cat and seek read a sealed segment whose synced data is missing up to its damage") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  const std::string f = seg(d, 80);
+  std::filesystem::resize_file(f, std::filesystem::file_size(f) - 500);  // synced data cut off
+  RunResult v = run_alog("--json verify " + shq(d));
+  CHECK(v.exit_code == 4);
+  const json problem = json::parse(v.out)["problems"][0];
+  const uint64_t first_lost = problem["first_seq"].get<uint64_t>();
+  REQUIRE(first_lost > 80);
+  REQUIRE(first_lost < 120);
+  // The records of segment 80 before the damage are read, then the problem.
+  RunResult c = run_alog("--json cat --payload=none --from 80 " + shq(d));
+  CHECK(c.exit_code == 4);
+  CHECK(count_lines(c.out) >= first_lost - 80 + 1);
+  CHECK(c.out.find("{\"type\":\"record\",\"seq\":" + std::to_string(first_lost - 1) + ",") != std::string::npos);
+  json p = json::parse(c.out.substr(c.out.rfind('{')));
+  CHECK(p["type"] == "problem");
+  CHECK(p["file"] == "00000000000000000080.seg");
+  CHECK(run_alog("seek " + shq(d) + " " + std::to_string(first_lost - 1)).exit_code == 0);
+  RunResult s = run_alog("seek " + shq(d) + " 130");
+  CHECK(s.exit_code == 4);
+  CHECK(s.err.find("00000000000000000080.seg:") != std::string::npos);
+}
