@@ -124,6 +124,7 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
   if (r.retention) j["retention_records_removed"] = r.retention_removed;
   if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();
   j["recovered"] = tail_cut_json(r.recovered);
+  j["open_repairs"] = open_repairs_json(r.repairs);
   out_json(j);
 }
 
@@ -182,6 +183,7 @@ int run_append(const AppendOptions& o, const Global& g) {
     if (r.created) given = {};  // alog.json now holds them
     log = open_write_or_fail(g, o.dir, given, o.sync_each, wait_ms(o.wait));
     r.recovered = log->tail_cut();
+    r.repairs = log->open_repairs();
     // Given policies are kept for every later writer (under the lock now).
     if (!r.created && given_ret.any()) save_options(o.dir, load_options(o.dir, {}), ret.to_json());
     if (ret.any()) {

@@ -235,7 +235,7 @@ std::unique_ptr<Log> open_write_or_fail(const Global& g, const std::string& dir,
     if (r.status().code() == Errc::locked) fail_locked(dir, wait_ms);
     fail(r.status(), dir);
   }
-  if (const auto& cut = (*r)->tail_cut()) warn_tail_cut(g, dir, *cut, /*done=*/true);
+  warn_open_changes(g, dir, (*r)->tail_cut(), (*r)->open_repairs(), /*done=*/true);
   return std::move(r).value();
 }
 

@@ -101,13 +101,14 @@ void print_truncate(const TruncateResult& r, const Global& g) {
     j["last_seq"] = opt_json(r.last_seq);
     j["next_seq"] = r.next_seq;
     j["recovered"] = tail_cut_json(r.recovered);
+    j["open_repairs"] = open_repairs_json(r.repairs);
     out_json(j);
     return;
   }
   std::string log = r.last_seq ? fmt::format("{}-{}, next {}", *r.first_seq, *r.last_seq, r.next_seq)
                                : fmt::format("empty, next {}", r.next_seq);
   if (r.records_removed == 0 && r.removed_files.empty()) {
-    if (!r.recovered) out_line("nothing to do; log " + log);
+    if (!r.recovered && r.repairs.empty()) out_line("nothing to do; log " + log);
     else out_line(fmt::format("nothing to remove; log {} {}", r.dry_run ? "would be" : "now", log));
     return;
   }
@@ -134,11 +135,33 @@ Json tail_cut_json(const std::optional<TailCut>& c) {
   return j;
 }
 
-void warn_tail_cut(const Global& g, const std::string& dir, const TailCut& c, bool done) {
-  warn(g, path_join(dir, c.file), c.offset,
-       fmt::format("{} {}: {} and {} {} {}", done ? "opening cut" : "opening for writing would cut", c.reason,
-                   plural(c.records, "record", "records"), plural(c.bytes, "byte", "bytes"),
-                   done ? "saved to" : "to be saved in", c.saved_to));
+Json open_repairs_json(const std::vector<OpenRepair>& v) {
+  Json a = Json::array();
+  for (const OpenRepair& r : v) {
+    Json j;
+    j["action"] = r.action;
+    j["file"] = r.file;
+    j["to"] = r.to.empty() ? Json(nullptr) : Json(r.to);
+    j["reason"] = r.reason;
+    a.push_back(j);
+  }
+  return a;
+}
+
+void warn_open_changes(const Global& g, const std::string& dir, const std::optional<TailCut>& cut,
+                       const std::vector<OpenRepair>& repairs, bool done) {
+  for (const OpenRepair& r : repairs) {
+    const char* verb = r.action == "remove" ? (done ? "opening removed" : "opening for writing would remove")
+                                            : (done ? "opening renamed" : "opening for writing would rename");
+    warn(g, path_join(dir, r.file), std::nullopt,
+         r.to.empty() ? fmt::format("{} it: {}", verb, r.reason)
+                      : fmt::format("{} it to {}: {}", verb, r.to, r.reason));
+  }
+  if (!cut) return;
+  warn(g, path_join(dir, cut->file), cut->offset,
+       fmt::format("{} {}: {} and {} {} {}", done ? "opening cut" : "opening for writing would cut", cut->reason,
+                   plural(cut->records, "record", "records"), plural(cut->bytes, "byte", "bytes"),
+                   done ? "saved to" : "to be saved in", cut->saved_to));
 }
 
 }  // namespace alog::cli

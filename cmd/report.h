@@ -44,13 +44,19 @@ struct TruncateResult {
   std::optional<uint64_t> first_seq, last_seq;  // afterwards
   uint64_t next_seq = 0;
   std::optional<TailCut> recovered;  // what opening for writing cuts at the tail
+  std::vector<OpenRepair> repairs;   // what opening for writing removes and renames
 };
 void print_truncate(const TruncateResult& r, const Global& g);
 
 // The "recovered" value of a JSON report: null, or the tail cut a write
 // open made (file, offset, bytes, records, saved_to, reason).
 Json tail_cut_json(const std::optional<TailCut>& c);
-// "FILE:OFFSET" and the rest of the warning line for a tail cut.
-void warn_tail_cut(const Global& g, const std::string& dir, const TailCut& c, bool done);
+// The "open_repairs" value of a JSON report: what a write open removed and
+// renamed ([] when nothing), each {action, file, to, reason}.
+Json open_repairs_json(const std::vector<OpenRepair>& v);
+// One warning per change a write open made (done) or would make: the tail
+// cut, each removal and rename.
+void warn_open_changes(const Global& g, const std::string& dir, const std::optional<TailCut>& cut,
+                       const std::vector<OpenRepair>& repairs, bool done);
 
 }  // namespace alog::cli

@@ -28,7 +28,7 @@ int run_truncate_after(const TruncateAfterOptions& o, const Global& g) {
   r.policy = "seq";
   r.seq = seq;
   plan_truncate_after(r, *view, seq);
-  if (r.recovered && o.dry_run) warn_tail_cut(g, o.dir, *r.recovered, /*done=*/false);
+  if (o.dry_run) warn_open_changes(g, o.dir, r.recovered, r.repairs, /*done=*/false);
   if (!o.dry_run) {
     const bool removes = r.records_removed > 0;
     view.reset();

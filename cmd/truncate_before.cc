@@ -70,7 +70,7 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
   }
   r.seq = cut;
   plan_truncate_before(r, *view, cut);
-  if (r.recovered && o.dry_run) warn_tail_cut(g, o.dir, *r.recovered, /*done=*/false);
+  if (o.dry_run) warn_open_changes(g, o.dir, r.recovered, r.repairs, /*done=*/false);
   if (!o.dry_run) {
     view.reset();
     std::unique_ptr<Log> log = open_to_carry_out(g, r, wait_ms(o.wait));

@@ -44,6 +44,7 @@ void finish(TruncateResult& r, const Log& log, uint64_t first, uint64_t next) {
   r.last_seq = next > first ? std::optional<uint64_t>(next - 1) : std::nullopt;
   r.next_seq = next;
   r.recovered = log.tail_cut();
+  r.repairs = log.open_repairs();
   if (r.recovered) r.recovered->saved_to = std::string(format::kLostFoundName) + "/";
 }
 
@@ -98,6 +99,7 @@ std::unique_ptr<Log> open_to_carry_out(const Global& g, TruncateResult& r,
   std::unique_ptr<Log> log = open_write_or_fail(g, r.path, {}, false, wait_ms);
   // What the open cut: the plan's cut, now with its lost+found/ name.
   r.recovered = log->tail_cut();
+  r.repairs = log->open_repairs();
   return log;
 }
 

@@ -114,6 +114,7 @@ Status Log::refresh() { return impl_->refresh(); }
 const Status& Log::damage() const { return impl_->damage(); }
 const std::string& Log::torn_tail() const { return impl_->torn_tail(); }
 const std::optional<TailCut>& Log::tail_cut() const { return impl_->tail_cut(); }
+const std::vector<OpenRepair>& Log::open_repairs() const { return impl_->open_repairs(); }
 
 std::vector<SegmentInfo> Log::segments() const {
   auto v = impl_->view();
@@ -295,6 +296,9 @@ Status LogImpl::load_segments(bool writer) {
       if (writer) {
         ALOG_TRY(fs_->unlink(path_join(dir_, n)));
       }
+      repairs_.push_back({"remove", n, "",
+                          ends_with(n, kTmpSuffix) ? "an unfinished segment (a roll, recycle or salvage was interrupted)"
+                                                   : "a segment being removed (a truncation was interrupted)"});
     } else if (is_other(n)) {
       other = true;
     }
@@ -350,7 +354,12 @@ Status LogImpl::load_segments(bool writer) {
       break;
     }
   }
-  // Names must agree with headers: a writer renames, a reader just reads in header order.
+  // Names must agree with headers: a writer renames, a reader just reads in
+  // header order (and tells what a writer would rename).
+  for (const auto& s : list)
+    if (s->name() != segment_name(s->start_sequence()))
+      repairs_.push_back({"rename", s->name(), segment_name(s->start_sequence()),
+                          "its name disagrees with its header's start sequence"});
   if (writer) {
     bool renamed = false;
     for (auto& s : list) {

@@ -83,6 +83,7 @@ class LogImpl {
   const Status& damage() const { return damage_; }
   const std::string& torn_tail() const { return torn_tail_; }
   const std::optional<TailCut>& tail_cut() const { return tail_cut_; }
+  const std::vector<OpenRepair>& open_repairs() const { return repairs_; }
   // For read-only logs (log.cc).
   Status refresh();
 
@@ -143,6 +144,7 @@ class LogImpl {
   Status damage_;
   std::string torn_tail_;
   std::optional<TailCut> tail_cut_;
+  std::vector<OpenRepair> repairs_;
   // Read-only refresh: where the previous look at the active segment ended,
   // and whether the log was found cut and rewritten behind it.
   std::optional<detail::WalkState> resume_;

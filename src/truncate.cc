@@ -195,6 +195,7 @@ Status LogImpl::refresh() {
   damage_ = fresh.damage_;
   torn_tail_ = fresh.torn_tail_;
   tail_cut_ = fresh.tail_cut_;
+  repairs_ = fresh.repairs_;
   tail_ = fresh.tail_;
   return {};
 }

@@ -208,6 +208,41 @@ TEST_CASE("append and truncate-before that cut a torn tail on open report it onc
   CHECK(tb.err.find(".bin\n") != std::string::npos);
 }
 
+TEST_CASE("append and truncate-before report the leftovers their open removes and the segments it renames") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  write_file(seg(d, 200) + ".tmp", std::string(300, 't'));
+  std::filesystem::rename(seg(d, 160), d + "/00000000000000000161.seg");
+  std::string d2 = t / "log2";
+  copy_tree(d, d2);
+  RunResult a = run_alog("--json append " + shq(d), "x\n");
+  CHECK(a.exit_code == 0);
+  json j = json::parse(a.out);
+  REQUIRE(j["open_repairs"].size() == 2);
+  CHECK(j["open_repairs"][0]["action"] == "remove");
+  CHECK(j["open_repairs"][0]["file"] == "00000000000000000200.seg.tmp");
+  CHECK(j["open_repairs"][1]["action"] == "rename");
+  CHECK(j["open_repairs"][1]["file"] == "00000000000000000161.seg");
+  CHECK(j["open_repairs"][1]["to"] == "00000000000000000160.seg");
+  CHECK(count_lines(a.err) == 2);
+  CHECK(a.err.find("200.seg.tmp: warning: opening removed it: ") != std::string::npos);
+  CHECK(a.err.find("161.seg: warning: opening renamed it to 00000000000000000160.seg: ") != std::string::npos);
+  CHECK(!file_exists(seg(d, 200) + ".tmp"));
+  CHECK(file_exists(seg(d, 160)));
+  // The dry run says what the real run's open will do, and changes nothing.
+  RunResult dry = run_alog("--json truncate-before -n " + shq(d2) + " 10");
+  CHECK(dry.exit_code == 0);
+  CHECK(json::parse(dry.out)["open_repairs"] == j["open_repairs"]);
+  CHECK(dry.err.find("warning: opening for writing would remove it: ") != std::string::npos);
+  CHECK(dry.err.find("warning: opening for writing would rename it to 00000000000000000160.seg: ") != std::string::npos);
+  CHECK(file_exists(seg(d2, 200) + ".tmp"));
+  RunResult tb = run_alog("truncate-before " + shq(d2) + " 10");
+  CHECK(tb.exit_code == 0);
+  CHECK(count_lines(tb.err) == 2);
+  CHECK(!file_exists(seg(d2, 200) + ".tmp"));
+}
+
 TEST_CASE("truncate commands refuse a log whose write open would refuse it, dry run or not") {
   TempDir t;
   std::string d = t / "log";

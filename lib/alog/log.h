@@ -68,6 +68,16 @@ struct TailCut {
   std::string reason;       // "torn tail: truncated header", "bytes after the EOF frame"
 };
 
+// A file opening for writing removed or renamed before its walk (FORMAT.md
+// "Opening for writing", step 0). A read-only open tells what a write open
+// would do.
+struct OpenRepair {
+  std::string action;  // "remove" (a *.seg.tmp or *.seg.del) or "rename" (a misnamed segment)
+  std::string file;    // its name in the log directory
+  std::string to;      // rename: the name its header gives
+  std::string reason;
+};
+
 class Scanner;
 class LogImpl;
 
@@ -159,6 +169,9 @@ class Log {
   // What this open cut at the active segment's tail (write opens), or what
   // a write open would cut (read-only opens); nullopt when nothing.
   const std::optional<TailCut>& tail_cut() const;
+  // What this open removed and renamed (write opens), or what a write open
+  // would (read-only opens): the removals, then the renames.
+  const std::vector<OpenRepair>& open_repairs() const;
 
   // For read-only logs: picks up records, segments and truncations that
   // another process made since open (or the last refresh), walking only what
