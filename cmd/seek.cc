@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "read_damage.h"
 #include "report.h"
+#include "seek.h"
 #include "segment_file.h"
 
 namespace alog::cli {
@@ -26,26 +27,7 @@ std::string plus_names(uint16_t flags) {
   return s;
 }
 
-struct SeekOptions {
-  std::string path;
-  std::string seq;
-  std::string payload = "none";
-};
-
-struct SeekResult {
-  std::string file;
-  uint64_t start_seq = 0, first_seq = 0;
-  std::optional<uint64_t> next_seq;
-  std::optional<uint64_t> checkpoint_offset, checkpoint_seq;
-  uint64_t start_offset = 0, walk_start_seq = 0;
-  uint64_t headers_walked = 0;
-  bool found = false;  // false: the walk stopped before the record
-  uint64_t frame_offset = 0;
-  FrameHeader h;
-  uint32_t computed_crc = 0;
-  std::string payload;
-  inspect::Frame stop;  // when !found
-};
+}  // namespace
 
 SeekResult locate(SegmentFile& seg, const std::string& name, uint64_t seq, const std::string& shown) {
   SeekResult r;
@@ -99,6 +81,8 @@ SeekResult locate(SegmentFile& seg, const std::string& name, uint64_t seq, const
        fmt::format("sequence {} is not in {} (next sequence {})", seq, name, w.sequence()));
 }
 
+namespace {
+
 // The segment's next sequence from a walk to its EOF (a segment file given
 // alone); nullopt when the walk stops first.
 std::optional<uint64_t> walk_to_eof(SegmentFile& seg) {
@@ -135,7 +119,7 @@ Problem stop_problem(const std::string& verify_path, const SeekResult& r, bool a
 
 int run_seek(const SeekOptions& o, const Global& g) {
   uint64_t seq = *parse_u64(o.seq);
-  PayloadEncoding enc = parse_payload_encoding(o.payload);
+  if (o.salvage) return run_seek_salvaged(o, g, seq);
   SeekResult r;
   std::optional<Problem> problem;
   if (is_regular_file(o.path)) {
@@ -170,6 +154,14 @@ int run_seek(const SeekOptions& o, const Global& g) {
     r.next_seq = next;
     if (!r.found) problem = stop_problem(o.path, r, last, seg);
   }
+  return print_seek(o, g, seq, r, problem);
+}
+
+}  // namespace
+
+int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekResult& r,
+               const std::optional<Problem>& problem, const Json* salvage, const std::string& note) {
+  PayloadEncoding enc = parse_payload_encoding(o.payload);
   bool ok = r.found && r.computed_crc == r.h.crc;
   int exit = ok ? kExitOk : kExitDamaged;
   if (g.json()) {
@@ -214,6 +206,7 @@ int run_seek(const SeekOptions& o, const Global& g) {
       j["payload"] = nullptr;
     }
     j["problem"] = problem ? problem_json(*problem) : Json(nullptr);
+    if (salvage) j["salvage"] = *salvage;
     out_json(j);
     return exit;
   }
@@ -230,27 +223,34 @@ int run_seek(const SeekOptions& o, const Global& g) {
     out_line(problem_text(*problem, o.path, use_color_stdout()));
     return exit;
   }
-  out_line(fmt::format("frame at {}: length {}, flags {} {}, crc {}", r.frame_offset, r.h.word,
-                       hex16(r.h.flags), plus_names(r.h.flags),
-                       ok ? hex32(r.h.crc) + " ok"
-                          : fmt::format("{} stored, {} computed: mismatch", hex32(r.h.crc),
-                                        hex32(r.computed_crc))));
+  out_line(frame_text(r, ""));
   if (r.h.is_lost()) {
     out_line(fmt::format("record {} is lost: a salvage kept its sequence, not its bytes", seq));
-    return exit;
+  } else {
+    print_payload(r.payload, enc);
   }
-  if (enc != PayloadEncoding::none) {
-    Json p;
-    put_payload(p, r.payload, enc);
-    std::string used = p["payload_encoding"].get<std::string>();
-    // utf8 in text mode: a JSON string literal (base64 when not UTF-8).
-    std::string text = used == "utf8" ? p["payload"].dump() : p["payload"].get<std::string>();
-    out_line(fmt::format("payload {}: {}", used, text));
-  }
+  if (!note.empty()) out_line(note);
   return exit;
 }
 
-}  // namespace
+std::string frame_text(const SeekResult& r, const std::string& where) {
+  const bool ok = r.computed_crc == r.h.crc;
+  return fmt::format("frame at {}{}: length {}, flags {} {}, crc {}", r.frame_offset, where, r.h.word,
+                     hex16(r.h.flags), plus_names(r.h.flags),
+                     ok ? hex32(r.h.crc) + " ok"
+                        : fmt::format("{} stored, {} computed: mismatch", hex32(r.h.crc),
+                                      hex32(r.computed_crc)));
+}
+
+void print_payload(const std::string& payload, PayloadEncoding enc) {
+  if (enc == PayloadEncoding::none) return;
+  Json p;
+  put_payload(p, payload, enc);
+  std::string used = p["payload_encoding"].get<std::string>();
+  // utf8 in text mode: a JSON string literal (base64 when not UTF-8).
+  std::string text = used == "utf8" ? p["payload"].dump() : p["payload"].get<std::string>();
+  out_line(fmt::format("payload {}: {}", used, text));
+}
 
 Command add_seek(CLI::App& app, const Global& g) {
   auto o = std::make_shared<SeekOptions>();
@@ -261,6 +261,8 @@ Command add_seek(CLI::App& app, const Global& g) {
   sub->add_option("--payload", o->payload, "Also print the payload: base64, hex, utf8 or none")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}))
       ->type_name("ENCODING");
+  sub->add_flag("--salvage", o->salvage,
+                "On a damaged log: where recover --force would leave the record (nothing is written)");
   return {sub, false, [o, &g] { return run_seek(*o, g); }};
 }
 

@@ -104,4 +104,53 @@ Result<SalvageReadReport> read_salvaged(
   return rep;
 }
 
+Result<SalvageLocation> locate_salvaged(const std::string& dir, const RecoverOptions& opt, uint64_t seq) {
+  Fs& fs = opt.fs ? *opt.fs : posix_fs();
+  VerifyOptions vo;
+  vo.fs = &fs;
+  vo.progress = opt.progress;
+  ALOG_ASSIGN(detail::VerifyDetail d, detail::verify_detail(dir, vo));
+  SalvageLocation loc;
+  loc.damage = d.report;
+  detail::SalvagePlan plan;
+  if (d.report.has(Classification::corruption)) {
+    ALOG_ASSIGN(plan, detail::plan_salvage(fs, dir, d, detail::salvage_options(opt), 0));
+    if (!plan.refused.empty()) {
+      loc.refused = plan.refused;
+      return loc;
+    }
+  }
+  // The salvaged log's range: verification's, ending where salvage ends it.
+  loc.first_seq = d.report.first_sequence;
+  loc.next_seq = std::max(d.report.next_sequence, plan.next_sequence);
+  for (const detail::SegmentSalvage& s : plan.segments) {
+    if (seq < s.header.start_sequence || seq >= s.next_sequence) continue;
+    loc.file = s.file;
+    loc.rebuilt = true;
+    loc.created = s.create;
+    loc.segment_start = s.header.start_sequence;
+    loc.segment_first = s.first_sequence;
+    loc.segment_next = s.next_sequence;
+    loc.in_log = seq >= s.first_sequence;
+    auto k = std::lower_bound(s.records.begin(), s.records.end(), seq,
+                              [](const detail::KeptRecord& r, uint64_t q) { return r.seq < q; });
+    if (k != s.records.end() && k->seq == seq) {
+      loc.offset = k->offset;
+      return loc;
+    }
+    loc.lost = true;
+    for (const detail::SeqRun& r : s.lost)
+      if (r.first <= seq && seq <= r.last) loc.reason = r.reason;
+    return loc;
+  }
+  for (size_t i = 0; i < d.segments.size(); i++) {
+    const SegmentReport& sr = d.report.segments[i];
+    if (sr.first_sequence <= seq && seq < sr.next_sequence) {
+      loc.file = sr.file;
+      loc.in_log = true;
+    }
+  }
+  return loc;
+}
+
 }  // namespace alog

@@ -25,7 +25,7 @@ TEST_CASE("append creates a log with alog.json and prints the last sequence") {
   CHECK(r.out ==
         "{\"schema_version\":1,\"status\":\"ok\",\"exit_status\":0,\"path\":\"" + d +
             "\",\"created\":false,\"first_seq\":3,\"last_seq\":3,\"records\":1,\"batches\":1,"
-            "\"payload_bytes\":5,\"synced\":true,\"next_seq\":4,\"recovered\":null}\n");
+            "\"payload_bytes\":5,\"synced\":true,\"next_seq\":4,\"recovered\":null,\"open_repairs\":[]}\n");
 }
 
 TEST_CASE("append keeps creation options in alog.json and warns that --start-sequence is ignored later") {

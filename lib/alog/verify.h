@@ -175,6 +175,30 @@ Result<SalvageReadReport> read_salvaged(
     const std::string& dir, const RecoverOptions& options,
     const std::function<Status(uint64_t seq, std::string_view payload, bool lost)>& fn);
 
+// Where a salvage by `options` would leave sequence `seq` (seek --salvage),
+// changing nothing. `damage` and `refused` as for read_salvaged. When the
+// segment holding seq is rebuilt, `rebuilt` is set and the record is either
+// `lost` (with `reason`) or kept from its frame at `offset` of the file as
+// it is now; in a segment salvage leaves alone, only `file` is set (a
+// lookup there finds the record as usual). `in_log` is false when seq is
+// outside the salvaged log [first_seq, next_seq).
+struct SalvageLocation {
+  VerifyReport damage;
+  std::string refused;
+  bool in_log = false;
+  std::string file;
+  bool rebuilt = false;     // salvage rebuilds or creates `file`
+  bool created = false;     // a segment of lost frames for a missing range
+  bool lost = false;
+  std::string reason;       // lost: why
+  uint64_t offset = 0;      // kept in a rebuilt segment: its frame now
+  uint64_t segment_start = 0, segment_first = 0, segment_next = 0;  // rebuilt: the rebuild's
+  std::optional<uint64_t> first_seq;  // the salvaged log's
+  uint64_t next_seq = 0;
+};
+Result<SalvageLocation> locate_salvaged(const std::string& dir, const RecoverOptions& options,
+                                        uint64_t seq);
+
 // Verifies every segment, then plans: cut a torn tail (always), salvage
 // corruption only with force (FORMAT.md "Salvage"), remove leftovers.
 // A dry run returns the plan; the real run carries out exactly that plan.
