@@ -65,6 +65,17 @@ class Dumper {
   }
   bool damaged() const { return damaged_; }
 
+  // A cut piece of lost+found/: its frames from its first byte, offsets and
+  // generation as in the segment it was cut from.
+  void piece(SegmentFile& s, const std::string& name, const dump::Piece& p) {
+    seg_ = &s;
+    base_ = p.offset;
+    out_.piece(name, p, s.length);
+    auto [frames, failed] = frames_on_their_own(0, "cut", p.generation);
+    out_.piece_end(frames, failed);
+    base_ = 0;
+  }
+
  private:
   // Reads the frame at off: header, payload (data frames inside the file), computed CRC.
   Frame read_frame(uint64_t off) {
@@ -306,19 +317,33 @@ class Dumper {
 
   // Frames after the EOF (--stale), each checked on its own; after a failure
   // a search for the next frame valid on its own, of any generation.
-  void stale_frames(uint64_t off) {
+  void stale_frames(uint64_t off) { frames_on_their_own(off, "after_eof", std::nullopt); }
+
+  // Frames from `off`, each checked on its own (and against `gen` when
+  // known); after a failure a search for the next frame valid on its own.
+  // Offsets are shown from base_. Returns the frames shown and failed.
+  std::pair<uint64_t, uint64_t> frames_on_their_own(uint64_t off, const char* region,
+                                                    std::optional<uint16_t> gen) {
     const SegmentFile& s = *seg_;
+    uint64_t shown = 0, failed = 0;
+    auto check = [&](const Frame& f) {
+      std::string st = own_check(f, s);
+      if (st == "ok" && gen && f.h.generation != *gen) st = "stale_generation";
+      return st;
+    };
     while (off < s.length) {
       check_interrupted();
       Frame f = read_frame(off);
-      f.region = "after_eof";
-      f.status = own_check(f, s);
-      out_.frame(f);
+      f.region = region;
+      f.status = check(f);
+      show(f);
+      shown++;
       if (f.status == "ok") {
         off = f.end();
         continue;
       }
-      if (!f.have_header) return;
+      failed++;
+      if (!f.have_header) break;
       uint64_t from = off;
       std::optional<uint64_t> to;
       // Headers are checked in 1 MiB chunks read once; only a plausible one
@@ -340,15 +365,23 @@ class Dumper {
         if (!h.flags_valid() || h.reserved != 0) continue;
         if (h.is_data() && (h.stride != 1 || h.word > s.length - p - kFrameHeaderSize)) continue;
         Frame g = read_frame(p);
-        if (own_check(g, s) == "ok") {
+        if (check(g) == "ok") {
           to = p;
           break;
         }
       }
-      out_.resync(s.length, from, to, "search");
-      if (!to) return;
+      out_.resync(base_ + s.length, base_ + from, to ? std::optional<uint64_t>(base_ + *to) : std::nullopt,
+                  "search");
+      if (!to) break;
       off = *to;
     }
+    return {shown, failed};
+  }
+
+  // A frame line, its offset shown from base_ (a cut piece's source offset).
+  void show(Frame f) {
+    f.offset += base_;
+    out_.frame(f);
   }
 
   void end() {
@@ -384,6 +417,7 @@ class Dumper {
   uint64_t problems_ = 0;
   bool torn_ = false, corrupt_ = false;
   std::optional<uint64_t> eof_offset_;
+  uint64_t base_ = 0;  // added to the offsets shown (a cut piece's)
   Counted counted_;
   bool damaged_ = false;
 };
@@ -392,6 +426,10 @@ int run_dump(const DumpOptions& o, const Global& g) {
   Dumper d(o, g);
   if (is_regular_file(o.path)) {
     SegmentFile s = open_segment_file(o.path);
+    if (auto piece = dump::read_piece(o.path); piece && not_a_segment(s)) {
+      d.piece(s, base_name(o.path), *piece);
+      return kExitOk;  // a piece of lost+found/ is no part of the log: its damage is no log's
+    }
     d.segment(s, base_name(o.path), true, writer_active(dir_name(o.path)));
     // What could be decoded is printed; a file that is no segment is still not a log.
     if (not_a_segment(s)) fail("not_a_log", s.path, std::nullopt, "not a segment file (no ALOG magic)");

@@ -277,4 +277,66 @@ void Output::end(const SegmentFile& s, const End& e) {
                       s.length, e.status));
 }
 
+namespace {
+
+// A manifest is one short line: anything else (a link, a FIFO, a large
+// file) is no manifest, read no further.
+bool read_manifest(const std::string& path, std::string* text) {
+  auto st = posix_fs().stat(path);
+  if (!st || !st->is_regular || st->is_symlink || st->size > (64 << 10)) return false;
+  auto f = posix_fs().open(path, OpenMode::read);
+  if (!f) return false;
+  text->resize(size_t(st->size));
+  auto got = (*f)->pread(text->data(), text->size(), 0);
+  if (!got) return false;
+  text->resize(*got);
+  return true;
+}
+
+}  // namespace
+
+std::optional<Piece> read_piece(const std::string& path) {
+  if (path.size() < 4 || path.compare(path.size() - 4, 4, ".bin") != 0) return std::nullopt;
+  const std::string manifest = path.substr(0, path.size() - 4) + ".json";
+  std::string text;
+  if (!read_manifest(manifest, &text)) return std::nullopt;
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("offset") || !j["offset"].is_number_unsigned() ||
+      !j.contains("source") || !j["source"].is_string())
+    return std::nullopt;
+  Piece p;
+  p.offset = j["offset"].get<uint64_t>();
+  if (p.offset == 0) return std::nullopt;
+  p.source = j["source"].get<std::string>();
+  if (j.contains("length") && j["length"].is_number_unsigned()) p.length = j["length"].get<uint64_t>();
+  if (j.contains("generation") && j["generation"].is_number_unsigned() && j["generation"].get<uint64_t>() <= 0xffff)
+    p.generation = uint16_t(j["generation"].get<uint64_t>());
+  if (j.contains("reason") && j["reason"].is_string()) p.reason = j["reason"].get<std::string>();
+  return p;
+}
+
+void Output::piece(const std::string& name, const Piece& p, uint64_t file_length) {
+  name_ = name;
+  Json j;
+  j["type"] = "piece";
+  j["file"] = name_;
+  j["file_length"] = file_length;
+  j["source"] = p.source;
+  j["source_offset"] = p.offset;
+  j["generation"] = p.generation ? Json(*p.generation) : Json(nullptr);
+  j["reason"] = p.reason;
+  emit(j, fmt::format("piece {} length {}: cut from {} at offset {}, generation {} ({})", name_, file_length,
+                      p.source, p.offset, p.generation ? std::to_string(*p.generation) : "unknown",
+                      p.reason));
+}
+
+void Output::piece_end(uint64_t frames, uint64_t failed) {
+  Json j;
+  j["type"] = "end";
+  j["file"] = name_;
+  j["frames"] = frames;
+  j["failed"] = failed;
+  emit(j, fmt::format("end {}: {} frames, {} failed", name_, frames, failed));
+}
+
 }  // namespace alog::cli::dump

@@ -53,6 +53,19 @@ struct End {
   uint64_t records = 0, checkpoints = 0, batches = 0, problems = 0;
 };
 
+// A cut piece in lost+found/ (NAME.bin), as its manifest (NAME.json) says.
+struct Piece {
+  std::string source;  // the segment it was cut from
+  uint64_t offset = 0; // where in the source its first byte was
+  uint64_t length = 0;
+  std::optional<uint16_t> generation;  // of the source's frames
+  std::string reason;
+};
+// The manifest beside `path` when `path` is a cut piece (NAME.bin with a
+// NAME.json whose offset is above 0); nullopt otherwise (a whole segment
+// saved by a move or a salvage is a segment file).
+std::optional<Piece> read_piece(const std::string& path);
+
 class Output {
  public:
   Output(bool json, PayloadEncoding enc, std::string payload_option)
@@ -66,6 +79,10 @@ class Output {
   // A resync line: the walk goes on at `to` (nullopt: nothing valid follows).
   void resync(uint64_t length, uint64_t from, std::optional<uint64_t> to, const char* reason);
   void end(const SegmentFile& s, const End& e);
+  // The line of a cut piece, in place of the segment and slot lines.
+  void piece(const std::string& name, const Piece& p, uint64_t file_length);
+  // A piece's last line: frames decoded and how many failed.
+  void piece_end(uint64_t frames, uint64_t failed);
 
  private:
   void emit(const Json& j, const std::string& text);

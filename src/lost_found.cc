@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "alog/format.h"
@@ -72,10 +73,17 @@ Result<std::unique_ptr<File>> create_new(Fs& fs, const std::string& dir, const s
 // `f` is given) or here; removed again if it cannot be written and synced.
 Status write_manifest(Fs& fs, const std::string& dir, const std::string& stem,
                       const std::string& source, uint64_t offset, uint64_t length,
-                      const std::string& reason, const std::string& data, uint64_t now_ms,
+                      std::optional<uint16_t> generation, const std::string& reason,
+                      const std::vector<SavedRun>& lost, const std::string& data, uint64_t now_ms,
                       std::unique_ptr<File> f = nullptr) {
+  std::string runs;
+  for (const SavedRun& r : lost)
+    runs += std::string(runs.empty() ? "" : ",") + "{\"first_seq\":" + std::to_string(r.first_seq) +
+            ",\"last_seq\":" + std::to_string(r.last_seq) + ",\"reason\":" + json_str(r.reason) + "}";
   std::string m = "{\"source\":" + json_str(source) + ",\"offset\":" + std::to_string(offset) +
-                  ",\"length\":" + std::to_string(length) + ",\"reason\":" + json_str(reason) +
+                  ",\"length\":" + std::to_string(length) + ",\"generation\":" +
+                  (generation ? std::to_string(*generation) : std::string("null")) +
+                  ",\"reason\":" + json_str(reason) + ",\"lost\":[" + runs + "]" +
                   ",\"saved_at_ms\":" + std::to_string(now_ms) + ",\"data\":" + json_str(data) +
                   "}\n";
   const std::string path = path_join(lost_found(dir), stem + ".json");
@@ -113,9 +121,18 @@ Result<uint64_t> copy_data(File& file, File& out, uint64_t from, uint64_t len) {
 }  // namespace
 
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
-                              uint64_t from, const std::string& reason, uint64_t now_ms) {
+                              uint64_t from, const std::string& reason, uint64_t now_ms,
+                              const std::vector<SavedRun>& lost) {
   ALOG_TRY(ensure_dir(fs, dir));
   ALOG_ASSIGN(uint64_t len, file.size());
+  // The generation of the source's frames (dump-frames checks a cut piece's
+  // frames against it), when its fixed header is sound.
+  std::optional<uint16_t> generation;
+  uint8_t fixed[format::kFixedSize];
+  ALOG_ASSIGN(size_t got, file.pread(fixed, sizeof fixed, 0));
+  format::SegmentHeader h;
+  if (got == sizeof fixed && format::decode_segment_header(fixed, &h) == format::HeaderError::none)
+    generation = h.generation;
   std::string stem;
   ALOG_ASSIGN(auto out, create_new(fs, dir, name + "@" + std::to_string(from) + "." + std::to_string(now_ms),
                                    ".bin", &stem));
@@ -132,7 +149,8 @@ Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const 
     return saved.status();
   }
   uint64_t length = len > from ? len - from : 0;
-  if (Status st = write_manifest(fs, dir, stem, name, from, length, reason, stem + ".bin", now_ms);
+  if (Status st = write_manifest(fs, dir, stem, name, from, length, generation, reason, lost,
+                                 stem + ".bin", now_ms);
       !st.is_ok()) {
     (void)fs.unlink(bin);
     return st;

@@ -4,16 +4,26 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "alog/fs.h"
 #include "alog/status.h"
 
 namespace alog::detail {
 
+// Sequences a salvage lost from a saved original, for its manifest.
+struct SavedRun {
+  uint64_t first_seq = 0, last_seq = 0;
+  std::string reason;
+};
+
 // Copies [from, end of file) of segment `name` (open as `file`) to
-// DIR/lost+found/NAME@FROM.MS.bin plus NAME@FROM.MS.json, synced; returns
-// the saved file's path relative to DIR.
+// DIR/lost+found/NAME@FROM.MS.RAND.bin plus its .json manifest (source,
+// offset, length, generation of the source's header or null, reason, lost
+// runs, saved_at_ms, data), synced; returns the saved file's path relative
+// to DIR.
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
-                              uint64_t from, const std::string& reason, uint64_t now_ms);
+                              uint64_t from, const std::string& reason, uint64_t now_ms,
+                              const std::vector<SavedRun>& lost = {});
 
 }  // namespace alog::detail

@@ -208,6 +208,42 @@ TEST_CASE("append and truncate-before that cut a torn tail on open report it onc
   CHECK(tb.err.find(".bin\n") != std::string::npos);
 }
 
+TEST_CASE("dump-frames decodes a cut piece of lost+found at the offsets and generation its manifest gives") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  torn_tail(d);
+  RunResult a = run_alog("--json append " + shq(d), "x\n");
+  REQUIRE(a.exit_code == 0);
+  const std::string saved = d + "/" + json::parse(a.out)["recovered"]["saved_to"].get<std::string>();
+  json manifest = json::parse(read_file(saved.substr(0, saved.size() - 4) + ".json"));
+  CHECK(manifest["offset"] == 3776);
+  CHECK(manifest["generation"] == 1);
+  RunResult dump = run_alog("--json dump-frames " + shq(saved));
+  CHECK(dump.exit_code == 0);
+  std::vector<json> lines;
+  for (size_t at = 0; at < dump.out.size();) {
+    size_t nl = dump.out.find('\n', at);
+    lines.push_back(json::parse(dump.out.substr(at, nl - at)));
+    at = nl + 1;
+  }
+  REQUIRE(lines.size() >= 3);
+  CHECK(lines[0]["type"] == "piece");
+  CHECK(lines[0]["source"] == "00000000000000000160.seg");
+  CHECK(lines[0]["source_offset"] == 3776);
+  CHECK(lines[1]["type"] == "frame");
+  CHECK(lines[1]["offset"] == 3776);  // as in the segment it was cut from
+  CHECK(lines[1]["region"] == "cut");
+  CHECK(lines[1]["status"] == "ok");  // the first record of the torn batch
+  CHECK(lines[2]["status"] == "truncated_payload");  // the cut second one
+  CHECK(lines.back()["type"] == "end");
+  CHECK(lines.back()["failed"] == 1);
+  // Text: the same, one line per frame.
+  RunResult text = run_alog("dump-frames " + shq(saved));
+  CHECK(text.out.rfind("piece ", 0) == 0);
+  CHECK(text.out.find("\n3776 data ") != std::string::npos);
+}
+
 TEST_CASE("append and truncate-before report the leftovers their open removes and the segments it renames") {
   TempDir t;
   std::string d = t / "log";

@@ -50,6 +50,19 @@ TEST_CASE("cat --salvage reads a damaged log as recover --force leaves it, witho
       for (auto& a : (*j)["actions"]) a.erase("saved_to");
     CHECK(p["actions"] == d["actions"]);
     CHECK(p["next_seq"] == d["next_seq"]);
+    // The original's manifest says what salvage lost from it, run by run.
+    for (const auto& a : json::parse(done.out)["actions"]) {
+      if (a["action"] != "salvage") continue;
+      const std::string bin = dir + "/" + a["saved_to"].get<std::string>();
+      json m = json::parse(read_file(bin.substr(0, bin.size() - 4) + ".json"));
+      CHECK(m["offset"] == 0);
+      CHECK(m["source"] == a["file"]);
+      REQUIRE(m["lost"].size() == a["lost_ranges"].size());
+      for (size_t i = 0; i < m["lost"].size(); i++) {
+        CHECK(m["lost"][i]["first_seq"] == a["lost_ranges"][i]["first_seq"]);
+        CHECK(m["lost"][i]["last_seq"] == a["lost_ranges"][i]["last_seq"]);
+      }
+    }
     RunResult after = run_alog("--json cat " + dir);
     CHECK(after.exit_code == 0);
     CHECK(records_only(after.out) == records_only(read.out));
