@@ -206,6 +206,19 @@ Status LogImpl::load() {
   return st;
 }
 
+namespace {
+
+// Finishes a truncation a crash interrupted between its two slot writes:
+// the winner's fields go into the losing slot too (the file synced first, as
+// truncations do), so no valid slot is left behind.
+Status finish_slots(Segment& seg) {
+  ALOG_TRY(seg.file().datasync());
+  ALOG_TRY(seg.write_slot(seg.slot()));
+  return seg.file().datasync();
+}
+
+}  // namespace
+
 Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* damage) {
   std::string path = path_join(dir_, name);
   ALOG_ASSIGN(auto f, fs_->open(path, writable_ ? OpenMode::read_write : OpenMode::read));
@@ -231,6 +244,14 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
     return {};
   }
   const Slot& s = c.slot[c.winner];
+  // A truncation that a crash cut between its two slot writes leaves the
+  // losing slot behind (an older first sequence or read offset, a synced
+  // offset past the cut): were the winner damaged, it would bring back what
+  // the truncation removed. A write open finishes it (below).
+  const Slot& l = c.slot[1 - c.winner];
+  if (writable_ && c.state[1 - c.winner] == SlotState::valid &&
+      (l.first_sequence < s.first_sequence || l.read_offset < s.read_offset || l.synced_offset > s.synced_offset))
+    slot_behind_.push_back(name);
   if (s.synced_offset > len) {
     *damage = corrupt(path, s.synced_offset,
                       "synced offset " + std::to_string(s.synced_offset) +
@@ -407,7 +428,12 @@ Status LogImpl::load_segments(bool writer) {
   }
   damage_ = damage;
   set_view(list);
-  if (writer) return recover_active(list.back());
+  if (writer) {
+    for (const auto& seg : list)
+      if (std::find(slot_behind_.begin(), slot_behind_.end(), seg->name()) != slot_behind_.end())
+        ALOG_TRY(finish_slots(*seg));
+    return recover_active(list.back());
+  }
   // A chain that broke after a sealed segment ends at that segment's synced
   // offset (already its range); otherwise walk the active segment's tail.
   if (chain_cut) return {};

@@ -145,6 +145,7 @@ class LogImpl {
   std::string torn_tail_;
   std::optional<TailCut> tail_cut_;
   std::vector<OpenRepair> repairs_;
+  std::vector<std::string> slot_behind_;  // segments whose losing slot an interrupted truncation left behind
   // Read-only refresh: where the previous look at the active segment ended,
   // and whether the log was found cut and rewritten behind it.
   std::optional<detail::WalkState> resume_;

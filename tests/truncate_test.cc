@@ -497,3 +497,50 @@ TEST_CASE("a crash after any file-system step of a recycling append leaves the o
       [](Log& l) { return l.append({std::string(150, 'R'), std::string(150, 'S')}).take_status(); },
       "recycle");
 }
+
+TEST_CASE("a write open finishes a truncation that a crash cut between its two slot writes") {
+  Fixture f;
+  auto log = f.open();
+  f.fill(*log, 60);
+  auto segs = log->segments();
+  const uint64_t mid = segs[1].first_sequence + 1;
+  const std::string path = "/t/log/" + segs[1].file;
+  const std::string old_header = f.fs.read_all(path).value().substr(0, format::kHeaderSize);
+  REQUIRE(log->truncate_before(mid).is_ok());
+  log.reset();
+  // As if the crash came after the first slot write: the losing slot still
+  // holds the fields from before the truncation (and an older counter).
+  std::string img = f.fs.read_all(path).value();
+  auto slots_of = [&](const std::string& bytes) {
+    return format::choose_slot(reinterpret_cast<const uint8_t*>(bytes.data()), segs[1].start_sequence);
+  };
+  format::SlotChoice now = slots_of(img);
+  REQUIRE(now.winner >= 0);
+  const size_t loser_at = now.winner == 0 ? format::kSlotBOffset : format::kSlotAOffset;
+  format::SlotChoice before = slots_of(old_header);
+  REQUIRE(before.winner >= 0);
+  format::Slot old = before.slot[before.winner];
+  REQUIRE(old.first_sequence < mid);
+  old.counter = uint16_t(now.slot[now.winner].counter - 1);
+  uint8_t enc[format::kSlotSize];
+  format::encode_slot(old, enc);
+  img.replace(loser_at, format::kSlotSize, reinterpret_cast<const char*>(enc), format::kSlotSize);
+  REQUIRE(f.fs.set_contents(path, img).is_ok());
+  REQUIRE(slots_of(img).slot[1 - now.winner].first_sequence < mid);
+  // The write open rewrites the losing slot: then a damaged winner cannot
+  // bring back the removed records.
+  f.open().reset();
+  img = f.fs.read_all(path).value();
+  format::SlotChoice fixed = slots_of(img);
+  REQUIRE(fixed.state[0] == format::SlotState::valid);
+  REQUIRE(fixed.state[1] == format::SlotState::valid);
+  CHECK(fixed.slot[0].first_sequence == mid);
+  CHECK(fixed.slot[1].first_sequence == mid);
+  const size_t winner_at = fixed.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset;
+  img[winner_at + 3] = char(img[winner_at + 3] ^ 0x10);
+  REQUIRE(f.fs.set_contents(path, img).is_ok());
+  Options ro = f.opt;
+  auto reader = Log::open_read("/t/log", ro);
+  REQUIRE(reader.is_ok());
+  CHECK((*reader)->first_sequence() == mid);
+}
