@@ -121,6 +121,12 @@ TEST_CASE("every mutating command's dry run reports what its real run then does,
           CHECK(file_exists(d + "/" + a["saved_to"].get<std::string>()));
       if (r.contains("recovered") && !r["recovered"].is_null())
         CHECK(file_exists(d + "/" + r["recovered"]["saved_to"].get<std::string>()));
+      // No sequence is reused: the next append gets the next sequence the report gave.
+      if (v["status"] == "ok") {
+        RunResult app = run_alog("append " + shq(d), "after\n");
+        CHECK(app.exit_code == 0);
+        CHECK(app.out == std::to_string(r["next_seq"].get<uint64_t>()) + "\n");
+      }
     }
   }
 }
