@@ -74,16 +74,21 @@ Result<std::unique_ptr<File>> create_new(Fs& fs, const std::string& dir, const s
 Status write_manifest(Fs& fs, const std::string& dir, const std::string& stem,
                       const std::string& source, uint64_t offset, uint64_t length,
                       std::optional<uint16_t> generation, const std::string& reason,
-                      const std::vector<SavedRun>& lost, const std::string& data, uint64_t now_ms,
+                      const SalvageManifest& salvage, const std::string& data, uint64_t now_ms,
                       std::unique_ptr<File> f = nullptr) {
-  std::string runs;
-  for (const SavedRun& r : lost)
+  std::string runs, unkept;
+  for (const SavedRun& r : salvage.lost)
     runs += std::string(runs.empty() ? "" : ",") + "{\"first_seq\":" + std::to_string(r.first_seq) +
             ",\"last_seq\":" + std::to_string(r.last_seq) + ",\"reason\":" + json_str(r.reason) + "}";
+  for (const UnkeptRun& r : salvage.not_kept)
+    unkept += std::string(unkept.empty() ? "" : ",") + "{\"offset\":" + std::to_string(r.offset) +
+              ",\"end_offset\":" + std::to_string(r.end_offset) + ",\"frames\":" + std::to_string(r.frames) +
+              ",\"first_seq\":" + (r.first_seq ? std::to_string(*r.first_seq) : std::string("null")) +
+              ",\"reason\":" + json_str(r.reason) + "}";
   std::string m = "{\"source\":" + json_str(source) + ",\"offset\":" + std::to_string(offset) +
                   ",\"length\":" + std::to_string(length) + ",\"generation\":" +
                   (generation ? std::to_string(*generation) : std::string("null")) +
-                  ",\"reason\":" + json_str(reason) + ",\"lost\":[" + runs + "]" +
+                  ",\"reason\":" + json_str(reason) + ",\"lost\":[" + runs + "],\"not_kept\":[" + unkept + "]" +
                   ",\"saved_at_ms\":" + std::to_string(now_ms) + ",\"data\":" + json_str(data) +
                   "}\n";
   const std::string path = path_join(lost_found(dir), stem + ".json");
@@ -122,7 +127,7 @@ Result<uint64_t> copy_data(File& file, File& out, uint64_t from, uint64_t len) {
 
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
                               uint64_t from, const std::string& reason, uint64_t now_ms,
-                              const std::vector<SavedRun>& lost) {
+                              const SalvageManifest& salvage) {
   ALOG_TRY(ensure_dir(fs, dir));
   ALOG_ASSIGN(uint64_t len, file.size());
   // The generation of the source's frames (dump-frames checks a cut piece's
@@ -149,7 +154,7 @@ Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const 
     return saved.status();
   }
   uint64_t length = len > from ? len - from : 0;
-  if (Status st = write_manifest(fs, dir, stem, name, from, length, generation, reason, lost,
+  if (Status st = write_manifest(fs, dir, stem, name, from, length, generation, reason, salvage,
                                  stem + ".bin", now_ms);
       !st.is_ok()) {
     (void)fs.unlink(bin);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,19 +12,30 @@
 
 namespace alog::detail {
 
-// Sequences a salvage lost from a saved original, for its manifest.
+// What a salvage did not keep of a saved original, for its manifest: the
+// sequences it lost, and the resumed runs it tried and did not keep (their
+// offsets, frames, and the first sequence a count back would give them).
 struct SavedRun {
   uint64_t first_seq = 0, last_seq = 0;
   std::string reason;
+};
+struct UnkeptRun {
+  uint64_t offset = 0, end_offset = 0, frames = 0;
+  std::optional<uint64_t> first_seq;
+  std::string reason;
+};
+struct SalvageManifest {
+  std::vector<SavedRun> lost;
+  std::vector<UnkeptRun> not_kept;
 };
 
 // Copies [from, end of file) of segment `name` (open as `file`) to
 // DIR/lost+found/NAME@FROM.MS.RAND.bin plus its .json manifest (source,
 // offset, length, generation of the source's header or null, reason, lost
-// runs, saved_at_ms, data), synced; returns the saved file's path relative
-// to DIR.
+// and not_kept runs, saved_at_ms, data), synced; returns the saved file's
+// path relative to DIR.
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
                               uint64_t from, const std::string& reason, uint64_t now_ms,
-                              const std::vector<SavedRun>& lost = {});
+                              const SalvageManifest& salvage = {});
 
 }  // namespace alog::detail

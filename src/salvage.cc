@@ -350,11 +350,12 @@ Result<std::vector<std::string>> apply_salvage(Fs& fs, const std::string& dir,
     std::string where;
     if (!s.create) {
       // The original goes to lost+found/ whole before it is replaced.
-      std::vector<SavedRun> runs;
-      for (const SeqRun& r : s.lost) runs.push_back({r.first, r.last, r.reason});
+      SalvageManifest m;
+      for (const SeqRun& r : s.lost) m.lost.push_back({r.first, r.last, r.reason});
+      m.not_kept = s.not_kept;
       ALOG_ASSIGN(where, save_tail(fs, dir, *orig, s.file, 0,
                                    "salvage: the original before its rebuild; lost " + lost_text(s),
-                                   now_ms, runs));
+                                   now_ms, m));
     }
     ALOG_TRY(fs.rename(tmp, path));
     ALOG_TRY(fs.sync_dir(dir));

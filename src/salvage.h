@@ -18,6 +18,7 @@
 #include "alog/format.h"
 #include "alog/fs.h"
 #include "alog/status.h"
+#include "lost_found.h"
 #include "verify_internal.h"
 
 namespace alog::detail {
@@ -81,6 +82,7 @@ struct SegmentSalvage {
     return next_sequence - header.start_sequence - records.size();
   }
   std::vector<SeqRun> kept, lost;
+  std::vector<UnkeptRun> not_kept;  // resumed runs tried and not kept (step 1)
 };
 
 struct SalvagePlan {

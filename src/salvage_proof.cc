@@ -84,6 +84,7 @@ class Prover {
   std::vector<KeptRecord> kept_;  // by sequence
   std::vector<SeqRun> why_;       // lost ranges and their reasons (a later one overrides)
   bool last_kept_ = false;        // the frame just walked is kept_.back()
+  std::vector<UnkeptRun> not_kept_;  // resumed runs tried and not kept
   bool done_ = false;
   uint64_t next_ = 0;
 };
@@ -231,6 +232,13 @@ std::optional<Span> Prover::try_run(uint64_t cand) {
   const WalkState y = has_slot_ ? synced_state(slot_) : WalkState{};
   const WalkState r = has_slot_ ? read_state(slot_) : WalkState{};
   uint64_t target = 0;
+  // A try that is not kept goes to the manifest (from where it started to
+  // where it failed), unless an earlier one already covers its start.
+  auto fail = [&](const std::string& why, std::optional<uint64_t> first = std::nullopt) -> std::optional<Span> {
+    if (not_kept_.empty() || cand >= not_kept_.back().end_offset)
+      not_kept_.push_back({cand, std::max(t.offset, cand + kFrameHeaderSize), s.frames.size(), first, why});
+    return std::nullopt;
+  };
   while (true) {
     Walker walk(&w_, gen_, t, /*read_payloads=*/true);
     Stop stop = walk.step();
@@ -240,30 +248,33 @@ std::optional<Span> Prover::try_run(uint64_t cand) {
       t = walk.state();
       if (f.h.is_data()) s.frames.push_back({f.seq, f.offset, f.h, true});
       else if (!s.frames.empty()) s.frames.back().ckpt_after = true;
-      if (has_slot_ && before.offset < r.offset && r.offset < t.offset) return std::nullopt;
+      if (has_slot_ && before.offset < r.offset && r.offset < t.offset)
+        return fail("a frame passes over the slot's read offset");
       if (has_slot_ && t.offset == r.offset) {
-        if (!same(t, r, true)) return std::nullopt;
+        if (!same(t, r, true)) return fail("meets the read offset with other fields than the slot's");
         s.rel_read = t.seq;
       }
-      if (has_slot_ && before.offset < y.offset && y.offset < t.offset) return std::nullopt;
+      if (has_slot_ && before.offset < y.offset && y.offset < t.offset)
+        return fail("a frame passes over the slot's synced offset");
       if (has_slot_ && t.offset == y.offset) {
-        if (!same(t, y, true)) return std::nullopt;
+        if (!same(t, y, true)) return fail("meets the synced offset with other fields than the slot's");
         target = y.seq;
         break;
       }
       continue;
     }
     if (stop == Stop::eof) {
-      if (in_.active || !eof_pos_ || t.offset != *eof_pos_) return std::nullopt;
+      if (in_.active || !eof_pos_ || t.offset != *eof_pos_) return fail("an EOF that is not the segment's EOF position");
       target = eof_seq_;
       break;
     }
-    if (stop != Stop::frame_crc && stop != Stop::truncated_payload) return std::nullopt;
+    const std::string stopped = std::string(stop_kind(stop)) + " at offset " + std::to_string(t.offset);
+    if (stop != Stop::frame_crc && stop != Stop::truncated_payload) return fail(stopped);
     if (!w_.ensure(t.offset, kFrameHeaderSize) ||
         !well_formed_data(decode_frame_header(w_.at(t.offset)), gen_))
-      return std::nullopt;
+      return fail(stopped);
     auto c = confirm(t, /*rel=*/true);
-    if (!c) return std::nullopt;
+    if (!c) return fail(stopped + ", not confirmed by the headers after it");
     s.frames.insert(s.frames.end(), c->frames.begin(), c->frames.end());
     if (c->rel_read) s.rel_read = c->rel_read;
     t = c->end;
@@ -272,7 +283,7 @@ std::optional<Span> Prover::try_run(uint64_t cand) {
       break;
     }
     if (c->how == End::eof) {
-      if (in_.active || !eof_pos_ || t.offset != *eof_pos_) return std::nullopt;
+      if (in_.active || !eof_pos_ || t.offset != *eof_pos_) return fail("an EOF that is not the segment's EOF position");
       target = eof_seq_;
       break;
     }
@@ -281,12 +292,16 @@ std::optional<Span> Prover::try_run(uint64_t cand) {
   // sequences lost in fewer than 16 (n + 1) bytes, or one that misses the
   // read offset's first sequence is not kept.
   const uint64_t count = t.seq;
-  if (count > target) return std::nullopt;
+  if (count > target) return fail("more frames than the sequence it reaches");
   const uint64_t first = target - count;
-  if (first < st_.seq) return std::nullopt;
+  if (first < st_.seq) return fail("would start below the walk's sequence " + std::to_string(st_.seq), first);
   const uint64_t n = first - st_.seq;
-  if (cand - st_.offset < kFrameHeaderSize * (n + 1)) return std::nullopt;
-  if (s.rel_read && first + *s.rel_read != slot_.first_sequence) return std::nullopt;
+  if (cand - st_.offset < kFrameHeaderSize * (n + 1))
+    return fail("would leave " + std::to_string(n) + " sequences lost in fewer than 16 x " +
+                    std::to_string(n + 1) + " bytes",
+                first);
+  if (s.rel_read && first + *s.rel_read != slot_.first_sequence)
+    return fail("misses the read offset's first sequence " + std::to_string(slot_.first_sequence), first);
   for (Met& m : s.frames) m.seq += first;
   t.seq += first;
   s.end = t;
@@ -449,6 +464,7 @@ Result<SegmentSalvage> Prover::run() {
   out.next_sequence = next_;
   out.original_length = in_.length;
   out.records = std::move(kept_);
+  out.not_kept = std::move(not_kept_);
   const uint64_t limit = max_lost_frames(in_.length, opt.max_segment_size);
   if (out.lost_count() > limit)
     return refuse(0, "salvage would write " + std::to_string(out.lost_count()) +

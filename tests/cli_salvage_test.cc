@@ -62,6 +62,14 @@ TEST_CASE("cat --salvage reads a damaged log as recover --force leaves it, witho
         CHECK(m["lost"][i]["first_seq"] == a["lost_ranges"][i]["first_seq"]);
         CHECK(m["lost"][i]["last_seq"] == a["lost_ranges"][i]["last_seq"]);
       }
+      // And the resumed runs it tried and did not keep, by offset in the original.
+      for (const auto& r : m["not_kept"]) {
+        CHECK(r["offset"].get<uint64_t>() >= 192);
+        CHECK(r["offset"].get<uint64_t>() < r["end_offset"].get<uint64_t>());
+        CHECK(r["end_offset"].get<uint64_t>() <= m["length"].get<uint64_t>());
+        CHECK(!r["reason"].get<std::string>().empty());
+      }
+      if (std::string(name) == "salvage-length-flip") CHECK(!m["not_kept"].empty());
     }
     RunResult after = run_alog("--json cat " + dir);
     CHECK(after.exit_code == 0);
