@@ -11,6 +11,9 @@
 namespace alog::detail {
 namespace {
 
+// Room a manifest and the directory entries take, on top of the saved bytes.
+constexpr uint64_t kManifestRoom = 64 << 10;
+
 std::string json_str(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {
@@ -138,6 +141,22 @@ Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const 
   format::SegmentHeader h;
   if (got == sizeof fixed && format::decode_segment_header(fixed, &h) == format::HeaderError::none)
     generation = h.generation;
+  // Refuse before writing a byte when the copy (holes stay holes) and its
+  // manifest cannot fit: a save must not fill the disk the log lives on.
+  uint64_t data = 0;
+  for (uint64_t off = from; off < len;) {
+    ALOG_ASSIGN(auto ext, file.data_extent(off));
+    if (ext.first >= len) break;
+    if (ext.second <= off) break;
+    data += std::min(ext.second, len) - ext.first;
+    off = ext.second;
+  }
+  ALOG_ASSIGN(uint64_t free_bytes, fs.available(lost_found(dir)));
+  const uint64_t need = data + kManifestRoom;
+  if (need > free_bytes)
+    return Status::io_error("saving " + std::to_string(data) + " bytes of " + name + " needs " +
+                                std::to_string(need) + " bytes, " + std::to_string(free_bytes) + " are free",
+                            lost_found(dir), ENOSPC);
   std::string stem;
   ALOG_ASSIGN(auto out, create_new(fs, dir, name + "@" + std::to_string(from) + "." + std::to_string(now_ms),
                                    ".bin", &stem));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -315,6 +316,12 @@ class PosixFs final : public Fs {
     bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);  // releases our shared lock if we got it
     return held;
+  }
+
+  Result<uint64_t> available(const std::string& dir) override {
+    struct statvfs v;
+    if (::statvfs(dir.c_str(), &v) != 0) return Status::io_error("statvfs", dir, errno);
+    return uint64_t(v.f_bavail) * uint64_t(v.f_frsize);
   }
 
   Result<FileStat> stat(const std::string& path) override {

@@ -324,3 +324,34 @@ TEST_CASE("a fault at every I/O call of a workload never loses synced records an
   CHECK(rolled_back > 0);
   CHECK(failed > 0);
 }
+
+TEST_CASE("a tail cut whose copy does not fit in the free space is refused before a byte changes") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/t").is_ok());
+  Options o;
+  o.fs = &fs;
+  {
+    auto log = Log::open("/t/log", o);
+    REQUIRE(log.is_ok());
+    std::vector<std::string_view> batch{"a", "b"};
+    REQUIRE((*log)->append(batch).is_ok());
+    REQUIRE((*log)->close().is_ok());
+  }
+  const std::string seg = "/t/log/00000000000000000000.seg";
+  // 5000 bytes after the active segment's EOF: a write open cuts them and
+  // saves them in lost+found/ first.
+  REQUIRE(fs.set_contents(seg, fs.read_all(seg).value() + std::string(5000, 'g')).is_ok());
+  const std::string before = fs.read_all(seg).value();
+  fs.set_available(6000);  // the bytes fit, their manifest does not
+  auto r = Log::open("/t/log", o);
+  REQUIRE(!r.is_ok());
+  CHECK(r.status().sys_errno() == ENOSPC);
+  CHECK(r.status().message().find("5000 bytes") != std::string::npos);
+  CHECK(fs.read_all(seg).value() == before);
+  auto saved = fs.list("/t/log/lost+found");
+  CHECK((!saved.is_ok() || saved->empty()));
+  fs.set_available(UINT64_MAX);
+  auto again = Log::open("/t/log", o);
+  REQUIRE_MESSAGE(again.is_ok(), again.status().to_string());
+  CHECK((*again)->next_sequence() == 2);
+}

@@ -85,6 +85,12 @@ class Fs {
   // Whether a lock on `path` is held by someone, without taking it (never creates the file).
   virtual bool is_locked(const std::string& path) = 0;
   virtual Result<FileStat> stat(const std::string& path) = 0;
+  // Bytes an unprivileged writer may still use on the file system holding
+  // `dir` (statvfs's f_bavail); UINT64_MAX when the file system cannot tell.
+  virtual Result<uint64_t> available(const std::string& dir) {
+    (void)dir;
+    return UINT64_MAX;
+  }
 };
 
 // The real file system (POSIX calls; flock for locks). Thread-safe.

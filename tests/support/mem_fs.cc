@@ -741,6 +741,13 @@ bool MemFs::is_locked(const std::string& path) {
   return n && core_->locks.count(n.get()) > 0;
 }
 
+Result<uint64_t> MemFs::available(const std::string& dir) {
+  (void)dir;
+  return available_.load();
+}
+
+void MemFs::set_available(uint64_t bytes) { available_ = bytes; }
+
 Result<FileStat> MemFs::stat(const std::string& path) {
   std::lock_guard<std::mutex> g(core_->mu);
   if (auto f = core_->check(Op::stat, path)) return memfs_detail::fault_status(*f, "stat", path);

@@ -45,6 +45,7 @@
 //   }
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -211,6 +212,10 @@ class MemFs final : public alog::Fs {
   bool is_locked(const std::string& path) override;
   // exists=false (and ok) for a missing path or one under a non-directory.
   Result<FileStat> stat(const std::string& path) override;
+  // What available() reports (default UINT64_MAX: no limit). Writes are not
+  // limited by it: a full disk is modelled by ENOSPC faults (FaultKind).
+  Result<uint64_t> available(const std::string& dir) override;
+  void set_available(uint64_t bytes);
 
   // ---- Faults -------------------------------------------------------------
   // Adds a rule: the nth call of `op` from now on fails with `kind` (and every
@@ -270,6 +275,7 @@ class MemFs final : public alog::Fs {
 
  private:
   std::shared_ptr<memfs_detail::Core> core_;
+  std::atomic<uint64_t> available_{UINT64_MAX};
 };
 
 }  // namespace alog::test
