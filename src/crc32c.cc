@@ -56,10 +56,17 @@ uint32_t portable(uint32_t crc, const void* data, size_t n) {
 }
 
 #if defined(__x86_64__)
-bool have_sse42() {
-  static const bool has = __builtin_cpu_supports("sse4.2");
-  return has;
-}
+namespace {
+// Looked up once, before main: a function-local static would cost a guard
+// check on every call of the dispatcher (three per frame in a walk).
+// (Anything calling in before this is set would take a slower, correct path.)
+const bool kHaveSse42 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") != 0;
+}();
+}  // namespace
+
+bool have_sse42() { return kHaveSse42; }
 
 __attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
@@ -71,8 +78,22 @@ __attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data,
     p += 8;
     n -= 8;
   }
+  // The last 0-7 bytes in at most three steps, not one per byte: a frame
+  // header's 12 bytes are one 8-byte and one 4-byte step.
   auto c32 = static_cast<uint32_t>(c);
-  while (n--) c32 = _mm_crc32_u8(c32, *p++);
+  if (n & 4) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    c32 = _mm_crc32_u32(c32, v);
+    p += 4;
+  }
+  if (n & 2) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    c32 = _mm_crc32_u16(c32, v);
+    p += 2;
+  }
+  if (n & 1) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
 }
 #else

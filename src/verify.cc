@@ -367,7 +367,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
       if (stop != Stop::none) break;
       const FrameInfo& f = walk.frame();
       const WalkState& after = walk.state();
-      check_synced(synced_checked, f.offset, walk, rep.problems, true);
+      if (!synced_checked) check_synced(synced_checked, f.offset, walk, rep.problems, true);
       if (f.h.is_data()) {
         sr.records++;
         if (f.h.is_lost()) {
