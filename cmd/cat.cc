@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <vector>
 
 #include "alog/crc32c.h"
 #include "alog/scanner.h"
+#include "cat_printer.h"
 #include "cli.h"
 #include "cursor.h"
 #include "read_damage.h"
@@ -37,108 +39,17 @@ struct Range {
   std::optional<uint64_t> count;  // at most this many records
 };
 
-class Printer {
- public:
-  Printer(const CatOptions& o, const Global& g)
-      : o_(o), g_(g), json_(g.json()),
-        enc_(o.payload ? parse_payload_encoding(*o.payload)
-                       : json_ ? PayloadEncoding::base64 : PayloadEncoding::utf8) {}
-
-  void record(uint64_t seq, std::string_view payload) {
-    flush_lost();
-    printed_++;
-    last_seq_ = seq;
-    last_crc_ = crc32c(payload.data(), payload.size());
-    if (json_) {
-      Json j;
-      j["type"] = "record";
-      j["seq"] = seq;
-      j["length"] = payload.size();
-      put_payload(j, payload, enc_);
-      out_json(j);
-      return;
-    }
-    std::string encoded;
-    if (enc_ != PayloadEncoding::utf8) encoded = text_payload(payload, enc_);
-    std::string_view bytes = enc_ == PayloadEncoding::utf8 ? payload : std::string_view(encoded);
-    if (o_.len32) {
-      uint8_t len[4];
-      format::put32(len, uint32_t(bytes.size()));
-      out_write(std::string_view(reinterpret_cast<const char*>(len), 4));
-      out_write(bytes);
-      return;
-    }
-    if (o_.seq) out_write(enc_ == PayloadEncoding::none ? fmt::format("{}", seq) : fmt::format("{}\t", seq));
-    out_write(bytes);
-    out_write(o_.null ? std::string_view("\0", 1) : std::string_view("\n"));
-  }
-
-  // A lost record (a salvage kept its sequence, not its bytes): consecutive
-  // ones make one run, printed once, before whatever comes next.
-  void lost(uint64_t seq) {
-    if (lost_ && lost_->second + 1 == seq) {
-      lost_->second = seq;
-      return;
-    }
-    flush_lost();
-    lost_ = {seq, seq};
-  }
-  // The pending run of lost records: JSON {"type":"lost"}, text a warning.
-  void flush_lost() {
-    if (!lost_) return;
-    auto [a, b] = *lost_;
-    lost_.reset();
-    if (json_) {
-      Json j;
-      j["type"] = "lost";
-      j["first_seq"] = a;
-      j["last_seq"] = b;
-      out_json(j);
-      return;
-    }
-    out_flush();
-    warn(g_, o_.dir, std::nullopt,
-         (a == b ? fmt::format("record {} is", a) : fmt::format("records {}-{} are", a, b)) +
-             " lost (a salvage kept the sequence, not the bytes)");
-  }
-
-  // Records removed under a follower: on stderr, and a "reset" in the stream.
-  void reset(const Global& g, const std::string& dir, const char* reason, uint64_t lost_first,
-             uint64_t lost_last, uint64_t next, const std::string& why) {
-    flush_lost();
-    warn(g, dir, std::nullopt, why);
-    if (!json_) return;
-    Json j;
-    j["type"] = "reset";
-    j["reason"] = reason;
-    j["lost_first_seq"] = lost_first;
-    j["lost_last_seq"] = lost_last;
-    j["next_seq"] = next;
-    j["message"] = why;
-    out_json(j);
-  }
-
-  // The torn tail or corruption that ended the output.
-  void problem(const Problem& p) {
-    flush_lost();
-    if (!json_) return;
-    out_json(problem_json(p, "problem"));
-  }
-
-  uint64_t printed() const { return printed_; }
-  std::optional<uint64_t> last_seq() const { return last_seq_; }
-  uint32_t last_crc() const { return last_crc_; }
-
- private:
-  const CatOptions& o_;
-  const Global& g_;
-  bool json_;
-  std::optional<std::pair<uint64_t, uint64_t>> lost_;
-  PayloadEncoding enc_;
-  uint64_t printed_ = 0;
-  std::optional<uint64_t> last_seq_;
-  uint32_t last_crc_ = 0;
-};
+// How cat shows each record, from its options.
+RecordStyle record_style(const CatOptions& o, const Global& g) {
+  RecordStyle s;
+  s.json = g.json();
+  s.enc = o.payload ? parse_payload_encoding(*o.payload)
+                    : s.json ? PayloadEncoding::base64 : PayloadEncoding::utf8;
+  s.seq = o.seq;
+  s.null = o.null;
+  s.len32 = o.len32;
+  return s;
+}
 
 Range resolve(const CatOptions& o, uint64_t first, uint64_t next) {
   Range r;
@@ -159,7 +70,7 @@ bool done(const Range& r, const Printer& p, uint64_t pos) {
 // cat of a single segment file: the library's walk, as if it were active.
 // A first walk finds where the records end (the EOF, or the last batch
 // boundary before a stop: a partial batch is never shown); the second prints.
-int cat_segment(const CatOptions& o, const Global& g) {
+int cat_segment(const CatOptions& o, const Global& g, Printer& p) {
   if (o.follow) throw UsageError("--follow needs a log directory, not a segment file");
   if (o.cursor_file) throw UsageError("--cursor-file needs a log directory, not a segment file");
   SegmentFile seg = open_segment_file(o.dir);
@@ -173,7 +84,6 @@ int cat_segment(const CatOptions& o, const Global& g) {
   } while (!end.stops() && !end.eof());
   const uint64_t next = end.eof() ? probe.sequence() : probe.boundary_sequence();
   Range r = resolve(o, w.first_sequence, next);
-  Printer p(o, g);
   inspect::FrameWalker walk(seg, /*read_payloads=*/true);
   for (uint64_t seq = w.first_sequence; seq < next && !done(r, p, seq);) {
     inspect::Frame f = next_frame(walk, seg);
@@ -187,6 +97,7 @@ int cat_segment(const CatOptions& o, const Global& g) {
     check_interrupted();
   }
   p.flush_lost();
+  p.flush();
   if (!end.stops()) return kExitOk;
   std::string what = end.problem + (end.expected.empty() ? "" : " (expected " + end.expected + ", found " + end.found + ")");
   if (end.offset >= w.synced_offset) {
@@ -234,7 +145,7 @@ class Written {
 // records before it are out of this process.
 class CursorKeeper {
  public:
-  CursorKeeper(const CatOptions& o, const Printer& p) : o_(o), p_(p) {}
+  CursorKeeper(const CatOptions& o, Printer& p) : o_(o), p_(p) {}
 
   // The cursor, checked against the log: a Failure (exit 4) when its record
   // is gone or differs. nullopt without a cursor (or with --from/--last,
@@ -264,7 +175,7 @@ class CursorKeeper {
   // Flushes stdout, then rewrites the cursor when records were written since.
   void save() {
     if (!o_.cursor_file || !p_.last_seq() || saved_ == p_.last_seq()) return;
-    out_flush();
+    p_.flush();
     write_cursor(*o_.cursor_file, {*p_.last_seq(), p_.last_crc()});
     saved_ = p_.last_seq();
   }
@@ -279,7 +190,7 @@ class CursorKeeper {
 
  private:
   const CatOptions& o_;
-  const Printer& p_;
+  Printer& p_;
   std::optional<uint64_t> saved_;
 };
 
@@ -298,8 +209,10 @@ std::unique_ptr<Log> wait_for_log(const CatOptions& o, DirWatch& watch) {
 
 int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper);
 
-int cat_dir(const CatOptions& o, const Global& g) {
-  Printer p(o, g);
+// Records taken from the scanner at a time (at most a read window's worth come).
+constexpr size_t kBatch = 4096;
+
+int cat_dir(const CatOptions& o, const Global& g, Printer& p) {
   CursorKeeper keeper(o, p);
   try {
     int exit = cat_dir_records(o, g, p, keeper);
@@ -350,10 +263,14 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
   // A follower asked for records beyond the end has no scanner until they exist.
   std::unique_ptr<Scanner> sc;
   if (pos <= log->next_sequence()) sc = new_scanner();
+  std::vector<RecordView> batch(kBatch);
   while (true) {
     bool reaped = false;
     while (sc && !done(r, p, pos)) {
-      auto more = sc->next();
+      // At most the records --count still allows (lost ones do not count).
+      size_t want = batch.size();
+      if (r.count) want = size_t(std::min<uint64_t>(want, *r.count - p.printed()));
+      auto more = sc->next_batch(std::span<RecordView>(batch.data(), want));
       if (!more) {
         if (o.follow && more.status().code() == Errc::segment_reaped) {
           reaped = true;
@@ -366,19 +283,18 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
           pr = diagnose_stop(st.path(), Classification::corruption);
         if (!pr) fail(st, o.dir);
         p.problem(*pr);
-        out_flush();
+        p.flush();
         fmt::print(stderr, "alog: {}\n",
                    escape_text(located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message)));
         return kExitDamaged;
       }
-      if (!*more) break;
-      if (sc->lost()) {
-        p.lost(sc->sequence());
-      } else {
-        p.record(sc->sequence(), sc->payload());
-        written.add(sc->sequence(), p.last_crc());
-      }
-      pos = sc->sequence() + 1;
+      if (*more == 0) break;
+      const std::span<const RecordView> got(batch.data(), *more);
+      p.records(got);
+      if (o.follow)  // the follower's check for cuts needs every record's CRC
+        for (const RecordView& rec : got)
+          if (!rec.lost) written.add(rec.sequence, crc32c(rec.payload.data(), rec.payload.size()));
+      pos = got.back().sequence + 1;
       progress.update(p.printed(), 0);
       check_interrupted();
     }
@@ -387,6 +303,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     if (!reaped && !log->damage().is_ok() && pos >= log->next_sequence()) {
       progress.clear();
       // A corrupt header or a gap ends the readable records.
+      p.flush();  // before the problem report_read_damage prints
       if (auto exit = report_read_damage(g, *log, o.dir, pos)) return *exit;
       fail(log->damage(), o.dir);
     }
@@ -409,7 +326,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     if (!o.follow) return kExitOk;
     // Follow: the log as another process changes it, looked at again when
     // its directory changes.
-    out_flush();
+    p.flush();
     keeper.save();
     if (!reaped) {
       check_interrupted();
@@ -427,7 +344,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
       uint64_t lost = written.first_lost(*log, pos);
       if (pos > next && written.last() >= next) lost = std::min(lost, next);
       if (lost < pos) {
-        p.reset(g, o.dir, "truncated_after", lost, pos - 1, lost,
+        p.reset("truncated_after", lost, pos - 1, lost,
                 lost >= next
                     ? fmt::format("records {}-{} already written were removed by truncate-after; "
                                   "following from {}", lost, pos - 1, lost)
@@ -450,7 +367,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
       const bool recycles = reaped || std::any_of(segs.begin(), segs.end(), [](const SegmentInfo& s) {
                               return s.generation > 1;
                             });
-      p.reset(g, o.dir, recycles ? "recycled" : "truncated_before", pos, first - 1, first,
+      p.reset(recycles ? "recycled" : "truncated_before", pos, first - 1, first,
               fmt::format("records {}-{} were removed before they were read; following from {}",
                           pos, first - 1, first));
       pos = first;
@@ -463,10 +380,9 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
 // cat --salvage: the log as recover --force would leave it, read without
 // changing a byte; one problem per damage first (JSON objects, text on
 // standard error), then records and lost runs. Exit 4 when damage was found.
-int cat_salvaged(const CatOptions& o, const Global& g) {
+int cat_salvaged(const CatOptions& o, Printer& p) {
   require_log_dir(o.dir);
   RecoverOptions ro = salvage_log_options(o.dir);
-  Printer p(o, g);
   Range r = resolve(o, 0, 0);
   const Status enough(Errc::stopped, "enough records");
   Result<SalvageReadReport> rep = read_salvaged(
@@ -480,14 +396,14 @@ int cat_salvaged(const CatOptions& o, const Global& g) {
       });
   if (!rep.is_ok()) fail(rep.status(), o.dir);
   p.flush_lost();
-  out_flush();
+  p.flush();
   // The damage is reported after the records it costs, as a reading cat
   // reports a problem when it meets it.
   {
     for (const Problem& pr : rep->damage.problems) {
       if (pr.classification != Classification::corruption) continue;
       p.problem(pr);
-      out_flush();
+      p.flush();
       fmt::print(stderr, "alog: {}\n",
                  escape_text(located(path_join(o.dir, pr.file), pr.offset,
                                      "corruption: " + pr.kind + ": " + pr.message)));
@@ -498,7 +414,7 @@ int cat_salvaged(const CatOptions& o, const Global& g) {
   }
 }
 
-int run_cat(const CatOptions& o, const Global& g) {
+int run_cat_with(const CatOptions& o, const Global& g, Printer& p) {
   if (o.len32 && (o.seq || g.json())) throw UsageError("--len32 cannot be combined with --seq or --json");
   if (o.null && g.json()) throw UsageError("-0 cannot be combined with --json");
   if (o.from && o.to && *parse_u64(*o.to) < *parse_u64(*o.from))
@@ -507,10 +423,23 @@ int run_cat(const CatOptions& o, const Global& g) {
     if (o.follow || o.last || o.cursor_file)
       throw UsageError("--salvage cannot be combined with -f, --last or --cursor-file");
     if (is_regular_file(o.dir)) throw UsageError("--salvage reads a log directory, not a segment file");
-    return cat_salvaged(o, g);
+    return cat_salvaged(o, p);
   }
-  if (is_regular_file(o.dir)) return cat_segment(o, g);
-  return cat_dir(o, g);
+  if (is_regular_file(o.dir)) return cat_segment(o, g, p);
+  return cat_dir(o, g, p);
+}
+
+// Whatever ends the command, what was printed goes out before it.
+int run_cat(const CatOptions& o, const Global& g) {
+  Printer p(record_style(o, g), g, o.dir);
+  try {
+    int exit = run_cat_with(o, g, p);
+    p.flush();
+    return exit;
+  } catch (...) {
+    p.flush_quietly();
+    throw;
+  }
 }
 
 }  // namespace

@@ -91,6 +91,11 @@ std::string escape_text(std::string_view s);
 void out_json(const Json& j);
 // Flushes stdout; a write error throws as above.
 void out_flush();
+// Flushes stdout, then writes bytes with write(2) itself, in one call when
+// the kernel takes them all (bulk output, out_buffer.h); errors as above.
+void out_write_direct(std::string_view bytes);
+// What out_json prints: the compact JSON text and "\n".
+std::string json_line(const Json& j);
 
 // ---- terminal ----
 bool stderr_is_tty();
@@ -121,6 +126,11 @@ uint64_t now_ms();
 // ---- encoders ----
 std::string base64(std::string_view bytes);
 std::string hex_bytes(std::string_view bytes);
+// The same encodings written to out (room for base64_size(n), resp. 2n
+// bytes); each returns the bytes written.
+constexpr size_t base64_size(size_t n) { return (n + 2) / 3 * 4; }
+size_t base64_into(char* out, std::string_view bytes);
+size_t hex_into(char* out, std::string_view bytes);
 bool valid_utf8(std::string_view s);
 std::string hex32(uint32_t v);  // "0x%08x"
 std::string hex16(uint16_t v);  // "0x%04x"

@@ -56,10 +56,17 @@ uint32_t portable(uint32_t crc, const void* data, size_t n) {
 }
 
 #if defined(__x86_64__)
-bool have_sse42() {
-  static const bool has = __builtin_cpu_supports("sse4.2");
-  return has;
-}
+namespace {
+// Looked up once, before main: a function-local static would cost a guard
+// check on every call of the dispatcher (three per frame in a walk).
+// (Anything calling in before this is set would take a slower, correct path.)
+const bool kHaveSse42 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") != 0;
+}();
+}  // namespace
+
+bool have_sse42() { return kHaveSse42; }
 
 __attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
@@ -71,11 +78,38 @@ __attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data,
     p += 8;
     n -= 8;
   }
+  // The last 0-7 bytes in at most three steps, not one per byte: a frame
+  // header's 12 bytes are one 8-byte and one 4-byte step.
   auto c32 = static_cast<uint32_t>(c);
-  while (n--) c32 = _mm_crc32_u8(c32, *p++);
+  if (n & 4) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    c32 = _mm_crc32_u32(c32, v);
+    p += 4;
+  }
+  if (n & 2) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    c32 = _mm_crc32_u16(c32, v);
+    p += 2;
+  }
+  if (n & 1) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
 }
+namespace {
+// Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
+__attribute__((target("sse4.2"))) uint32_t sse42_two(uint32_t crc, const void* a, size_t na,
+                                                     const void* b, size_t nb) {
+  return sse42(sse42(crc, a, na), b, nb);
+}
+}  // namespace
 #else
+namespace {
+constexpr bool kHaveSse42 = false;
+uint32_t sse42_two(uint32_t crc, const void* a, size_t na, const void* b, size_t nb) {
+  return portable(portable(crc, a, na), b, nb);
+}
+}  // namespace
 bool have_sse42() { return false; }
 uint32_t sse42(uint32_t crc, const void* data, size_t n) { return portable(crc, data, n); }
 #endif
@@ -112,11 +146,17 @@ const char* dispatch_name(size_t n) {
 
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n) {
   if (n >= crc::kIsalThreshold && crc::have_isal()) return crc::isal(crc, data, n);
-  if (crc::have_sse42()) return crc::sse42(crc, data, n);
+  if (crc::kHaveSse42) return crc::sse42(crc, data, n);
   if (crc::have_isal()) return crc::isal(crc, data, n);
   return crc::portable(crc, data, n);
 }
 
 uint32_t crc32c(const void* data, size_t n) { return crc32c_extend(0, data, n); }
+
+uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, size_t nb) {
+  if (crc::kHaveSse42 && na < crc::kIsalThreshold && nb < crc::kIsalThreshold)
+    return crc::sse42_two(crc, a, na, b, nb);
+  return crc32c_extend(crc32c_extend(crc, a, na), b, nb);
+}
 
 }  // namespace alog

@@ -136,17 +136,6 @@ SlotChoice choose_slot(const uint8_t header[kHeaderSize], uint64_t start_sequenc
   return c;
 }
 
-FrameHeader decode_frame_header(const uint8_t in[kFrameHeaderSize]) {
-  FrameHeader h;
-  h.word = get32(in);
-  h.stride = get16(in + 4);
-  h.reserved = get16(in + 6);
-  h.generation = get16(in + 8);
-  h.flags = get16(in + 10);
-  h.crc = get32(in + 12);
-  return h;
-}
-
 void encode_frame_prefix(const FrameHeader& h, uint8_t out[12]) {
   put32(out, h.word);
   put16(out + 4, h.stride);
@@ -210,8 +199,7 @@ void encode_new_segment(const SegmentHeader& h, uint8_t out[kEmptySegmentSize]) 
 }
 
 uint32_t frame_crc(const uint8_t header[kFrameHeaderSize], const void* payload, size_t len) {
-  uint32_t c = crc32c(header, 12);
-  return len ? crc32c_extend(c, payload, len) : c;
+  return crc32c_extend2(0, header, 12, payload, len);
 }
 
 const char* frame_kind_name(uint16_t flags) {

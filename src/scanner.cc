@@ -31,10 +31,18 @@ SegmentPtr find_segment(const SegmentList& v, uint64_t seq) {
   return seq >= r.first ? v[lo] : nullptr;
 }
 
+// Whether a data frame header read at off passes check_data_frame (without
+// building its error).
+bool data_frame_ok(const FrameHeader& h, uint16_t generation, uint64_t off, uint64_t end) {
+  return h.is_data() && h.generation == generation && h.reserved == 0 && h.stride == 1 &&
+         !(h.is_lost() && h.word != 0) && off + kFrameHeaderSize + h.word <= end;
+}
+
 // Checks a data frame header read at off; payload must follow in memory.
 Status check_data_frame(const Segment& seg, const uint8_t* p, uint64_t off, uint64_t seq,
                         uint64_t end) {
   FrameHeader h = decode_frame_header(p);
+  if (data_frame_ok(h, seg.generation(), off, end)) return {};
   if (!h.is_data()) return corrupt_record(seg, off, seq, "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
   if (h.generation != seg.generation()) return corrupt_record(seg, off, seq, "stale frame generation");
   if (h.reserved != 0 || h.stride != 1) return corrupt_record(seg, off, seq, "bad frame header fields");
@@ -51,6 +59,7 @@ class ScannerImpl {
       : log_(log), pos_(from), to_(to) {}
 
   Result<bool> next();
+  Result<size_t> next_batch(std::span<RecordView> out);
 
   const LogImpl* log_;
   uint64_t pos_;
@@ -176,9 +185,55 @@ Result<bool> ScannerImpl::next() {
   }
 }
 
+// The first record by next(), which does every check, reads the window and
+// moves between segments; then the frames that lie whole in that window,
+// below the committed range already read, with next()'s checks. Anything
+// else (a refill, the range's end, a frame next() would reject, `to`) ends
+// the batch, and the next call's next() deals with it.
+Result<size_t> ScannerImpl::next_batch(std::span<RecordView> out) {
+  if (out.empty()) return size_t{0};
+  ALOG_ASSIGN(bool more, next());
+  if (!more) return size_t{0};
+  out[0] = {cur_seq_, payload_, lost_};
+  size_t n = 1;
+  const uint64_t pos_after_first = pos_, off_after_first = off_;
+  const uint16_t gen = seg_->generation();
+  uint64_t last_off = cur_off_;
+  while (n < out.size() && !(to_ && pos_ > *to_) && off_ < r_.end && pos_ < r_.next &&
+         win_->holds(off_, kFrameHeaderSize)) {
+    const uint8_t* p = win_->at(off_);
+    FrameHeader h = decode_frame_header(p);
+    if (h.is_checkpoint()) {
+      off_ += kFrameHeaderSize;
+      continue;
+    }
+    if (!data_frame_ok(h, gen, off_, r_.end) || !win_->holds(off_, kFrameHeaderSize + h.word) ||
+        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc)
+      break;
+    out[n++] = {pos_, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word),
+                h.is_lost()};
+    last_off = off_;
+    pos_++;
+    off_ += kFrameHeaderSize + h.word;
+  }
+  if (n > 1 && (seg_->reaped() || seg_->cuts() != cuts_seen_)) {
+    // A recycle or a cut began during the batch: only the first record was
+    // read before it for certain; next() reports the rest.
+    pos_ = pos_after_first;
+    off_ = off_after_first;
+    return size_t{1};
+  }
+  payload_ = out[n - 1].payload;
+  lost_ = out[n - 1].lost;
+  cur_seq_ = out[n - 1].sequence;
+  cur_off_ = last_off;
+  return n;
+}
+
 Scanner::Scanner(std::unique_ptr<ScannerImpl> impl) : impl_(std::move(impl)) {}
 Scanner::~Scanner() = default;
 Result<bool> Scanner::next() { return impl_->next(); }
+Result<size_t> Scanner::next_batch(std::span<RecordView> out) { return impl_->next_batch(out); }
 uint64_t Scanner::sequence() const { return impl_->cur_seq_; }
 bool Scanner::lost() const { return impl_->lost_; }
 std::string_view Scanner::payload() const { return impl_->payload_; }

@@ -4,6 +4,7 @@
 #include "alog/verify.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "alog/format.h"
@@ -26,12 +27,7 @@ const char* classification_name(Classification c) {
 }
 
 size_t hist_bucket(uint64_t v) {
-  size_t b = 0;
-  while (v) {
-    b++;
-    v >>= 1;
-  }
-  return std::min(b, kHistBuckets - 1);
+  return std::min<size_t>(size_t(std::bit_width(v)), kHistBuckets - 1);  // bits needed for v
 }
 
 bool VerifyReport::has(Classification c) const {
@@ -367,7 +363,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
       if (stop != Stop::none) break;
       const FrameInfo& f = walk.frame();
       const WalkState& after = walk.state();
-      check_synced(synced_checked, f.offset, walk, rep.problems, true);
+      if (!synced_checked) check_synced(synced_checked, f.offset, walk, rep.problems, true);
       if (f.h.is_data()) {
         sr.records++;
         if (f.h.is_lost()) {

@@ -65,3 +65,30 @@ TEST_CASE("extending a crc equals the crc of the concatenation for every split a
     }
   }
 }
+
+TEST_CASE("every implementation agrees with the portable one at every length up to 300") {
+  std::string data;
+  for (int k = 0; k < 300; k++) data.push_back(char(k * 37 + 11));
+  for (const auto& i : impls()) {
+    if (!i.available) continue;
+    CAPTURE(i.name);
+    for (size_t n = 0; n <= data.size(); n++) {
+      CAPTURE(n);
+      CHECK(i.fn(0x12345678u, data.data(), n) == alog::crc::portable(0x12345678u, data.data(), n));
+    }
+  }
+}
+
+TEST_CASE("crc32c_extend2 is crc32c_extend over the first piece, then the second") {
+  std::string data;
+  for (int k = 0; k < 700; k++) data.push_back(char(k * 53 + 3));
+  for (size_t na : {size_t{0}, size_t{5}, size_t{12}, size_t{255}, size_t{256}, size_t{300}})
+    for (size_t nb : {size_t{0}, size_t{1}, size_t{100}, size_t{255}, size_t{256}, size_t{400}}) {
+      CAPTURE(na);
+      CAPTURE(nb);
+      const char* b = data.data() + na;
+      CHECK(alog::crc32c_extend2(7, data.data(), na, b, nb) ==
+            alog::crc32c_extend(alog::crc32c_extend(7, data.data(), na), b, nb));
+      CHECK(alog::crc32c_extend2(0, data.data(), na, b, nb) == alog::crc32c(data.data(), na + nb));
+    }
+}

@@ -11,6 +11,9 @@ namespace alog {
 uint32_t crc32c(const void* data, size_t n);
 // Extends a CRC: crc32c_extend(crc32c(a), b) == crc32c(a || b).
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
+// crc32c_extend over a, then b, with one dispatch (a frame's header bytes,
+// then its payload).
+uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, size_t nb);
 
 // The implementations behind crc32c_extend, each usable on its own so tests
 // and benchmarks can compare them. Each takes and returns a finished CRC

@@ -130,7 +130,17 @@ struct FrameHeader {
   bool is_eof() const { return flags == (kFlagCheckpoint | kFlagEof); }
   bool flags_valid() const { return is_data() || is_checkpoint() || is_eof(); }
 };
-FrameHeader decode_frame_header(const uint8_t in[kFrameHeaderSize]);
+// Inline: walks decode every frame's header.
+inline FrameHeader decode_frame_header(const uint8_t in[kFrameHeaderSize]) {
+  FrameHeader h;
+  h.word = get32(in);
+  h.stride = get16(in + 4);
+  h.reserved = get16(in + 6);
+  h.generation = get16(in + 8);
+  h.flags = get16(in + 10);
+  h.crc = get32(in + 12);
+  return h;
+}
 // Bytes 0-11 of a header.
 void encode_frame_prefix(const FrameHeader& h, uint8_t out[12]);
 // A data frame header for a payload whose CRC32C (of the payload alone) is

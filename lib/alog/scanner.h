@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,14 @@
 namespace alog {
 
 class ScannerImpl;
+
+// One record of a batch (Scanner::next_batch): the same values sequence(),
+// lost() and payload() give after next().
+struct RecordView {
+  uint64_t sequence = 0;
+  std::string_view payload;  // empty for a lost record
+  bool lost = false;
+};
 
 // Reads records in order, CRC-checking each payload; lost records come in
 // order too, marked by lost(). A scanner keeps the
@@ -38,6 +47,14 @@ class Scanner {
   // The file and byte offset of the current record's frame.
   const std::string& file() const;
   uint64_t offset() const;
+  // As many next() calls as the records already in the scanner's read window
+  // allow, at most out.size(): fills out[0, n) and returns n, 0 at the end
+  // (where next() returns false). The records, their order, the errors and
+  // where they arise are those of next(); an error after some records comes
+  // at the following call. Payloads stay valid until the next call of next()
+  // or next_batch(); sequence(), payload() and the rest describe the batch's
+  // last record.
+  Result<size_t> next_batch(std::span<RecordView> out);
   // The sequence next() will try to read.
   uint64_t position() const;
 
