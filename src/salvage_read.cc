@@ -79,47 +79,54 @@ Status salvage_read(Fs& fs, const std::string& dir, const VerifyDetail& d, const
 
 namespace alog {
 
+namespace {
+
+// The log as verification finds it and, when it holds corruption, the plan
+// of its salvage (refused or not): what cat --salvage and seek --salvage
+// read, so they read what recover --force would leave.
+struct SalvageView {
+  detail::VerifyDetail d;
+  detail::SalvagePlan plan;
+};
+
+Result<SalvageView> salvage_view(Fs& fs, const std::string& dir, const RecoverOptions& opt) {
+  VerifyOptions vo;
+  vo.fs = &fs;
+  vo.progress = opt.progress;
+  SalvageView v;
+  ALOG_ASSIGN(v.d, detail::verify_detail(dir, vo));
+  if (v.d.report.has(Classification::corruption)) {
+    ALOG_ASSIGN(v.plan, detail::plan_salvage(fs, dir, v.d, detail::salvage_options(opt), 0));
+  }
+  return v;
+}
+
+}  // namespace
+
 Result<SalvageReadReport> read_salvaged(
     const std::string& dir, const RecoverOptions& opt,
     const std::function<Status(uint64_t seq, std::string_view payload, bool lost)>& fn) {
   Fs& fs = opt.fs ? *opt.fs : posix_fs();
-  VerifyOptions vo;
-  vo.fs = &fs;
-  vo.progress = opt.progress;
-  ALOG_ASSIGN(detail::VerifyDetail d, detail::verify_detail(dir, vo));
+  ALOG_ASSIGN(SalvageView v, salvage_view(fs, dir, opt));
   SalvageReadReport rep;
-  rep.damage = d.report;
-  const detail::SalvageOptions so = detail::salvage_options(opt);
-  detail::SalvagePlan plan;
-  if (d.report.has(Classification::corruption)) {
-    ALOG_ASSIGN(plan, detail::plan_salvage(fs, dir, d, so, 0));
-    if (!plan.refused.empty()) {
-      rep.refused = plan.refused;
-      return rep;
-    }
-  }
+  rep.damage = v.d.report;
+  rep.refused = v.plan.refused;
+  if (!rep.refused.empty()) return rep;
   // fn ends the reading early with a `stopped` status.
-  if (Status st = detail::salvage_read(fs, dir, d, plan, fn); !st.is_ok() && !st.is(Errc::stopped))
+  if (Status st = detail::salvage_read(fs, dir, v.d, v.plan, fn); !st.is_ok() && !st.is(Errc::stopped))
     return st;
   return rep;
 }
 
 Result<SalvageLocation> locate_salvaged(const std::string& dir, const RecoverOptions& opt, uint64_t seq) {
   Fs& fs = opt.fs ? *opt.fs : posix_fs();
-  VerifyOptions vo;
-  vo.fs = &fs;
-  vo.progress = opt.progress;
-  ALOG_ASSIGN(detail::VerifyDetail d, detail::verify_detail(dir, vo));
+  ALOG_ASSIGN(SalvageView v, salvage_view(fs, dir, opt));
+  const detail::VerifyDetail& d = v.d;
+  const detail::SalvagePlan& plan = v.plan;
   SalvageLocation loc;
   loc.damage = d.report;
-  detail::SalvagePlan plan;
-  if (d.report.has(Classification::corruption)) {
-    ALOG_ASSIGN(plan, detail::plan_salvage(fs, dir, d, detail::salvage_options(opt), 0));
-    if (!plan.refused.empty()) {
-      loc.refused = plan.refused;
-      return loc;
-    }
-  }
+  loc.refused = plan.refused;
+  if (!loc.refused.empty()) return loc;
   // The salvaged log's range: verification's, ending where salvage ends it.
   loc.first_seq = d.report.first_sequence;
   loc.next_seq = std::max(d.report.next_sequence, plan.next_sequence);
