@@ -51,7 +51,8 @@ TEST_CASE("cat --salvage reads a damaged log as recover --force leaves it, witho
     CHECK(p["actions"] == d["actions"]);
     CHECK(p["next_seq"] == d["next_seq"]);
     // The original's manifest says what salvage lost from it, run by run.
-    for (const auto& a : json::parse(done.out)["actions"]) {
+    const json report = json::parse(done.out);  // named: a loop over a temporary's part would dangle
+    for (const auto& a : report["actions"]) {
       if (a["action"] != "salvage") continue;
       const std::string bin = dir + "/" + a["saved_to"].get<std::string>();
       json m = json::parse(read_file(bin.substr(0, bin.size() - 4) + ".json"));
