@@ -25,13 +25,18 @@ bool DirWatch::watch(const std::string& dir) {
     no_inotify_ = fd_ < 0;
   }
   if (fd_ < 0) return false;
-  if (wd_ >= 0) (void)::inotify_rm_watch(fd_, wd_);
   // Appends and cuts (modify), rolls and recycling (create, move, delete),
-  // truncations' header rewrites (close after write).
-  wd_ = ::inotify_add_watch(fd_, dir.c_str(),
-                            IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
-                                IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
-  return wd_ >= 0;
+  // truncations' header rewrites (close after write). The same directory
+  // gets the same watch back; the old one is removed only when another
+  // replaces it (each removal queues an event, which would wake the next
+  // wait at once: a loop that re-watched every time never slept).
+  const int wd = ::inotify_add_watch(fd_, dir.c_str(),
+                                     IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+                                         IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+  if (wd < 0) return false;
+  if (wd_ >= 0 && wd_ != wd) (void)::inotify_rm_watch(fd_, wd_);
+  wd_ = wd;
+  return true;
 }
 
 bool DirWatch::wait() {
