@@ -183,13 +183,8 @@ int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekRe
     j["start_offset"] = r.start_offset;
     j["start_seq"] = r.walk_start_seq;
     j["headers_walked"] = r.headers_walked;
+    put_frame_json(j, r.found ? &r : nullptr);
     if (r.found) {
-      j["frame_offset"] = r.frame_offset;
-      j["length"] = r.h.word;
-      j["flags"] = hex16(r.h.flags);
-      j["stored_crc"] = hex32(r.h.crc);
-      j["computed_crc"] = hex32(r.computed_crc);
-      j["crc_status"] = ok ? "ok" : "mismatch";
       j["lost"] = r.h.is_lost();
       if (r.h.is_lost()) {
         j["payload_encoding"] = o.payload;
@@ -199,9 +194,6 @@ int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekRe
       }
     } else {
       j["lost"] = nullptr;
-      for (const char* k : {"frame_offset", "length", "flags", "stored_crc", "computed_crc",
-                            "crc_status"})
-        j[k] = nullptr;
       j["payload_encoding"] = o.payload;
       j["payload"] = nullptr;
     }
@@ -231,6 +223,15 @@ int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekRe
   }
   if (!note.empty()) out_line(note);
   return exit;
+}
+
+void put_frame_json(Json& j, const SeekResult* r) {
+  j["frame_offset"] = r ? Json(r->frame_offset) : Json(nullptr);
+  j["length"] = r ? Json(r->h.word) : Json(nullptr);
+  j["flags"] = r ? Json(hex16(r->h.flags)) : Json(nullptr);
+  j["stored_crc"] = r ? Json(hex32(r->h.crc)) : Json(nullptr);
+  j["computed_crc"] = r ? Json(hex32(r->computed_crc)) : Json(nullptr);
+  j["crc_status"] = r ? Json(r->computed_crc == r->h.crc ? "ok" : "mismatch") : Json(nullptr);
 }
 
 std::string frame_text(const SeekResult& r, const std::string& where) {

@@ -43,6 +43,8 @@ int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekRe
                const std::optional<Problem>& problem, const Json* salvage = nullptr,
                const std::string& note = "");
 
+// The frame keys of seek's JSON (frame_offset ... crc_status), null without a frame.
+void put_frame_json(Json& j, const SeekResult* r);
 // "frame at OFFSET{where}: length, flags, crc" of a found record.
 std::string frame_text(const SeekResult& r, const std::string& where);
 // "payload ENCODING: TEXT" (nothing for none).

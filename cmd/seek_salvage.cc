@@ -102,12 +102,7 @@ int run_seek_salvaged(const SeekOptions& o, const Global& g, uint64_t seq) {
     j["segment_start_seq"] = loc.segment_start;
     j["segment_first_seq"] = loc.segment_first;
     j["segment_next_seq"] = loc.segment_next;
-    j["frame_offset"] = loc.lost ? Json(nullptr) : Json(r.frame_offset);
-    j["length"] = loc.lost ? Json(nullptr) : Json(r.h.word);
-    j["flags"] = loc.lost ? Json(nullptr) : Json(hex16(r.h.flags));
-    j["stored_crc"] = loc.lost ? Json(nullptr) : Json(hex32(r.h.crc));
-    j["computed_crc"] = loc.lost ? Json(nullptr) : Json(hex32(r.computed_crc));
-    j["crc_status"] = loc.lost ? Json(nullptr) : Json(ok ? "ok" : "mismatch");
+    put_frame_json(j, loc.lost ? nullptr : &r);
     j["lost"] = loc.lost;
     if (loc.lost) {
       j["payload_encoding"] = o.payload;
