@@ -64,6 +64,21 @@ bool FrameWindow::refill(uint64_t off, uint64_t n) {
   uint64_t want = std::max<uint64_t>(n, chunk_);
   want = std::min<uint64_t>(want, limit_ - off);
   if (want > cap_) {
+    // The limit is what a slot or a frame claims; memory is bounded by what
+    // the file holds (a forged synced offset past the end of a short file,
+    // then a frame claiming 1 GiB, must not allocate 1 GiB).
+    auto size = file_->size();
+    if (!size.is_ok()) {
+      error_ = size.status();
+      return false;
+    }
+    if (*size < off || *size - off < n) {
+      len_ = 0;
+      return false;
+    }
+    want = std::min<uint64_t>(want, *size - off);
+  }
+  if (want > cap_) {
     buf_.reset(new uint8_t[want]);
     cap_ = want;
   }

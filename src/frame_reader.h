@@ -81,6 +81,8 @@ class FrameWindow {
   void invalidate() { len_ = 0; }
   const Status& error() const { return error_; }
   uint64_t bytes_read() const { return bytes_read_; }
+  // The buffer's size: never more than the file holds past a read offset.
+  size_t capacity() const { return cap_; }
 
  private:
   bool refill(uint64_t off, uint64_t n);

@@ -256,6 +256,11 @@ Result<Record> LogImpl::read(uint64_t seq) const {
   std::string buf;
   ALOG_ASSIGN(Located l, seg->locate(seq, &buf));
   if (buf.size() != kFrameHeaderSize + l.length) {
+    // The walk checked the length against the committed range, which a slot
+    // claims: allocate only what the file holds.
+    ALOG_ASSIGN(uint64_t size, seg->file().size());
+    if (l.offset > size || kFrameHeaderSize + l.length > size - l.offset)
+      return corrupt_record(*seg, l.offset, seq, "truncated payload");
     buf.assign(kFrameHeaderSize + l.length, '\0');
     ALOG_ASSIGN(size_t got, seg->file().pread(buf.data(), buf.size(), l.offset));
     if (got != buf.size()) return corrupt_record(*seg, l.offset, seq, "truncated payload");
