@@ -79,7 +79,11 @@ Status write_manifest(Fs& fs, const std::string& dir, const std::string& stem,
                       std::optional<uint16_t> generation, const std::string& reason,
                       const SalvageManifest& salvage, const std::string& data, uint64_t now_ms,
                       std::unique_ptr<File> f = nullptr) {
-  std::string runs, unkept;
+  std::string runs, unkept, unreadable;
+  if (salvage.unreadable)
+    for (const ByteRange& r : *salvage.unreadable)
+      unreadable += std::string(unreadable.empty() ? "" : ",") + "{\"offset\":" + std::to_string(r.offset) +
+                    ",\"end_offset\":" + std::to_string(r.end) + "}";
   for (const SavedRun& r : salvage.lost)
     runs += std::string(runs.empty() ? "" : ",") + "{\"first_seq\":" + std::to_string(r.first_seq) +
             ",\"last_seq\":" + std::to_string(r.last_seq) + ",\"reason\":" + json_str(r.reason) + "}";
@@ -92,6 +96,7 @@ Status write_manifest(Fs& fs, const std::string& dir, const std::string& stem,
                   ",\"length\":" + std::to_string(length) + ",\"generation\":" +
                   (generation ? std::to_string(*generation) : std::string("null")) +
                   ",\"reason\":" + json_str(reason) + ",\"lost\":[" + runs + "],\"not_kept\":[" + unkept + "]" +
+                  ",\"unreadable\":[" + unreadable + "]" +
                   ",\"saved_at_ms\":" + std::to_string(now_ms) + ",\"data\":" + json_str(data) +
                   "}\n";
   const std::string path = path_join(lost_found(dir), stem + ".json");

@@ -9,6 +9,7 @@
 
 #include "alog/fs.h"
 #include "alog/status.h"
+#include "sector_reader.h"
 
 namespace alog::detail {
 
@@ -27,12 +28,15 @@ struct UnkeptRun {
 struct SalvageManifest {
   std::vector<SavedRun> lost;
   std::vector<UnkeptRun> not_kept;
+  // The byte ranges the copy could not read (zeros in it), read when the
+  // manifest is written, after the copy: a SectorReader's (sector_reader.h).
+  const std::vector<ByteRange>* unreadable = nullptr;
 };
 
 // Copies [from, end of file) of segment `name` (open as `file`) to
 // DIR/lost+found/NAME@FROM.MS.RAND.bin plus its .json manifest (source,
 // offset, length, generation of the source's header or null, reason, lost
-// and not_kept runs, saved_at_ms, data), synced; returns the saved file's
+// and not_kept runs, unreadable ranges, saved_at_ms, data), synced; returns the saved file's
 // path relative to DIR.
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
                               uint64_t from, const std::string& reason, uint64_t now_ms,

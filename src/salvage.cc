@@ -58,7 +58,7 @@ Result<uint64_t> created_after(Fs& fs, const std::string& dir, const VerifyDetai
   for (size_t j = i + 1; j < d.segments.size(); j++) {
     ALOG_ASSIGN(auto f, fs.open(path_join(dir, d.segments[j].name), OpenMode::read));
     uint8_t hdr[kFixedSize];
-    ALOG_ASSIGN(size_t got, f->pread(hdr, kFixedSize, 0));
+    ALOG_ASSIGN(size_t got, SectorReader(*f).pread(hdr, kFixedSize, 0));  // unreadable: zeros
     SegmentHeader h;
     if (got == kFixedSize && decode_segment_header(hdr, &h) == HeaderError::none) return h.created_at_ms;
   }
@@ -88,7 +88,9 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
       order.push_back({sd.name, sr.start_sequence, sr.next_sequence, sr.created_at_ms, false});
       continue;
     }
-    ALOG_ASSIGN(auto file, fs.open(path_join(dir, sd.name), OpenMode::read));
+    ALOG_ASSIGN(auto raw, fs.open(path_join(dir, sd.name), OpenMode::read));
+    SectorReader reader(*raw);  // step 4: a read error is damage over its sectors
+    SectorReader* file = &reader;
     ALOG_ASSIGN(uint64_t length, file->size());
     uint8_t hdr[kHeaderSize] = {};
     ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));
@@ -119,7 +121,8 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
     }
     SlotChoice slots = choose_slot(hdr, h.start_sequence);
     ProofInput in;
-    in.file = file.get();
+    in.file = file;
+    in.sectors = file;
     in.name = sd.name;
     in.length = length;
     in.header = h;
@@ -353,7 +356,10 @@ Result<std::vector<std::string>> apply_salvage(Fs& fs, const std::string& dir,
       SalvageManifest m;
       for (const SeqRun& r : s.lost) m.lost.push_back({r.first, r.last, r.reason});
       m.not_kept = s.not_kept;
-      ALOG_ASSIGN(where, save_tail(fs, dir, *orig, s.file, 0,
+      // The copy holds what could be read, and its manifest says what could not.
+      SectorReader reader(*orig);
+      m.unreadable = &reader.unreadable();
+      ALOG_ASSIGN(where, save_tail(fs, dir, reader, s.file, 0,
                                    "salvage: the original before its rebuild; lost " + lost_text(s),
                                    now_ms, m));
     }

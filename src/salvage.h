@@ -125,6 +125,9 @@ struct ProofInput {
   bool first = false;                 // the log's first segment
   std::optional<uint64_t> next_start; // the next segment's start sequence
   const SalvageOptions* opt = nullptr;
+  // The reader `file` reads through, when it is one: a record over an
+  // unreadable sector is lost, whatever its CRC says.
+  const SectorReader* sectors = nullptr;
 };
 Result<SegmentSalvage> prove_segment(const ProofInput& in);
 

@@ -135,6 +135,12 @@ Status Prover::check_meet(const WalkState& before, const WalkState& after) const
 
 void Prover::keep(uint64_t seq, uint64_t off, const FrameHeader& h) {
   drop_from(seq);
+  if (in_.sectors) {
+    if (const ByteRange* bad = in_.sectors->overlapping(off, off + kFrameHeaderSize + h.word)) {
+      lose(seq, seq + 1, "read error over " + range_text(*bad));
+      return;
+    }
+  }
   last_kept_ = !h.is_lost();
   if (h.is_lost()) why_.push_back({seq, seq, "lost in an earlier salvage"});  // stays lost
   else kept_.push_back({seq, off, h.word, h.is_batch_end(), false});
@@ -334,7 +340,14 @@ Status Prover::finish(uint64_t next) {
 
 Status Prover::after_stop(Stop stop) {
   const uint64_t at = st_.offset;
-  const std::string why = std::string(stop_kind(stop)) + " at offset " + std::to_string(at);
+  std::string why = std::string(stop_kind(stop)) + " at offset " + std::to_string(at);
+  if (in_.sectors) {  // the stop's frame lies over an unreadable sector: say so
+    uint64_t end = std::min(in_.length, at + kFrameHeaderSize);
+    if (w_.ensure(at, kFrameHeaderSize) && decode_frame_header(w_.at(at)).is_data())
+      end = std::max(end, std::min<uint64_t>(in_.length, end + decode_frame_header(w_.at(at)).word));
+    if (const ByteRange* bad = in_.sectors->overlapping(at, end))
+      why = "read error over " + range_text(*bad) + ", " + why;
+  }
   if ((stop == Stop::frame_crc || stop == Stop::truncated_payload) &&
       w_.ensure(at, kFrameHeaderSize) && well_formed_data(decode_frame_header(w_.at(at)), gen_)) {
     if (auto c = confirm(st_, /*rel=*/false)) {

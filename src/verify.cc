@@ -4,6 +4,7 @@
 #include "alog/verify.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <bit>
 #include <cstring>
 
@@ -141,7 +142,15 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     l.file = std::shared_ptr<File>(std::move(f));
     ALOG_ASSIGN(l.length, l.file->size());
     uint8_t hdr[kHeaderSize];
-    ALOG_ASSIGN(size_t got, l.file->pread(hdr, kHeaderSize, 0));
+    auto read = l.file->pread(hdr, kHeaderSize, 0);
+    if (!read.is_ok() && read.status().is(Errc::io) && read.status().sys_errno() == EIO) {
+      // An unreadable sector: damage, as salvage treats it (step 4).
+      rep.problems.push_back(problem(n, 0, "segment_header", Classification::corruption,
+                                     "read error (" + read.status().message() + ")"));
+      segs.push_back(std::move(l));
+      continue;
+    }
+    ALOG_ASSIGN(size_t got, std::move(read));
     if (got < kHeaderSize) {
       rep.problems.push_back(problem(n, 0, "segment_header", Classification::corruption,
                                      "file has " + std::to_string(l.length) +
@@ -401,7 +410,8 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
       rep.problems.push_back(p);
       if (!sd.first_damage) sd.first_damage = dm.offset;
     }
-    if (stop == Stop::io_error) return w.error();
+    // A read error is damage over its sectors (FORMAT.md, Salvage step 4):
+    // reported as corruption there, never as a torn tail to cut.
     if (stop == Stop::eof) {
       if (!active && slot.synced_offset != at.offset)
         rep.problems.push_back(problem(l.name, at.offset, "synced_offset", Classification::corruption,
@@ -421,10 +431,11 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
             "file length " + std::to_string(at.offset + kFrameHeaderSize),
             "file length " + std::to_string(l.length)));
     } else {
-      bool torn = active && at.offset >= slot.synced_offset;
+      bool torn = stop != Stop::io_error && active && at.offset >= slot.synced_offset;
       Classification c = torn ? (rep.writer_active ? Classification::warning : Classification::torn_tail)
                               : Classification::corruption;
       std::string msg = stop_text(stop);
+      if (stop == Stop::io_error) msg += " (" + w.error().message() + ")";
       if (torn && rep.writer_active) msg += " (a writer holds the lock: a batch in flight)";
       else if (torn) msg += " after the synced offset " + std::to_string(slot.synced_offset) + ": torn tail";
       else if (active) msg += " before the synced offset " + std::to_string(slot.synced_offset);

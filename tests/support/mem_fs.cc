@@ -47,6 +47,7 @@ struct Node {
   std::string data;     // current image
   std::string durable;  // durable image
   std::vector<PendingOp> pending;
+  std::vector<std::pair<uint64_t, uint64_t>> unreadable;  // bad sectors: [from, to)
   // Directories.
   std::map<std::string, NodePtr> entries;
   std::map<std::string, NodePtr> durable_entries;
@@ -447,6 +448,10 @@ class MemFile final : public File {
     if (stale()) return stale_status("read");
     if (auto f = core_->check(Op::read, path_)) return fault_status(*f, "read", path_).at(path_, off);
     const std::string& d = node_->data;
+    const uint64_t end = off < d.size() ? off + std::min<uint64_t>(n, d.size() - off) : off;
+    for (const auto& [from, to] : node_->unreadable)
+      if (off < to && from < end)
+        return Status::io_error("read (bad sector)", path_, EIO).at(path_, std::max(off, from));
     if (off >= d.size() || n == 0) return size_t{0};
     size_t k = static_cast<size_t>(std::min<uint64_t>(n, d.size() - off));
     std::memcpy(buf, d.data() + off, k);
@@ -876,6 +881,16 @@ Result<std::string> MemFs::read_all(const std::string& path) const {
   if (!n) return Status::io_error("read_all", path, err);
   if (n->is_dir) return Status::io_error("read_all", path, EISDIR);
   return n->data;
+}
+
+Status MemFs::set_unreadable(const std::string& path, uint64_t from, uint64_t to) {
+  std::lock_guard<std::mutex> g(core_->mu);
+  Where w = memfs_detail::locate(*core_->tree, path, false);
+  if (w.err) return Status::io_error("set_unreadable", path, w.err);
+  NodePtr n = w.root ? nullptr : memfs_detail::lookup(w, false);
+  if (!n || n->is_dir) return Status::io_error("set_unreadable", path, n ? EISDIR : ENOENT);
+  n->unreadable.push_back({from, to});
+  return {};
 }
 
 Status MemFs::set_contents(const std::string& path, std::string_view bytes) {

@@ -263,6 +263,10 @@ class MemFs final : public alog::Fs {
   // Creates or overwrites the file at `path` (parent must exist) with `bytes`,
   // durable at once: name, data and size; its pending operations are dropped.
   Status set_contents(const std::string& path, std::string_view bytes);
+  // Makes bytes [from, to) of the file at `path` unreadable, as bad sectors:
+  // every read over one of them fails with EIO. They belong to the file, not
+  // its name: a file renamed over it reads well.
+  Status set_unreadable(const std::string& path, uint64_t from, uint64_t to);
   // Whether `path` names a file or directory now / in the durable namespace.
   bool exists(const std::string& path) const;
   bool durably_exists(const std::string& path) const;
