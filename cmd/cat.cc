@@ -431,6 +431,7 @@ int run_cat_with(const CatOptions& o, const Global& g, Printer& p) {
 
 // Whatever ends the command, what was printed goes out before it.
 int run_cat(const CatOptions& o, const Global& g) {
+  stop_reads_on_signals();
   Printer p(record_style(o, g), g, o.dir);
   try {
     int exit = run_cat_with(o, g, p);

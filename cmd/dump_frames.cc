@@ -423,6 +423,7 @@ class Dumper {
 };
 
 int run_dump(const DumpOptions& o, const Global& g) {
+  stop_reads_on_signals();
   Dumper d(o, g);
   if (is_regular_file(o.path)) {
     SegmentFile s = open_segment_file(o.path);

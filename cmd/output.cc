@@ -51,6 +51,8 @@ std::string strip_location(std::string msg, const std::string& path) {
 }  // namespace
 
 Failure failure(const Status& st, const std::string& path) {
+  if (st.is(Errc::stopped) && interrupted())  // a read the signal stopped (interrupt.h)
+    return Failure("interrupted", "", std::nullopt, "interrupted", kExitInterrupted);
   std::string p = st.path().empty() ? path : st.path();
   std::string msg = strip_location(st.message(), p);
   if (!st.path().empty() && st.path() != path) msg = strip_location(msg, path);

@@ -149,6 +149,7 @@ void print(const RecoverReport& r, const RecoverCmdOptions& o, const Global& g, 
 }
 
 int run_recover(const RecoverCmdOptions& o, const Global& g) {
+  stop_reads_on_signals();
   require_log_dir(o.dir);
   if (o.dry_run) require_unlocked(o.dir, wait_ms(o.wait));
   Progress progress(g, "recover", /*delayed=*/false);

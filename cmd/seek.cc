@@ -118,6 +118,7 @@ Problem stop_problem(const std::string& verify_path, const SeekResult& r, bool a
 }
 
 int run_seek(const SeekOptions& o, const Global& g) {
+  stop_reads_on_signals();
   uint64_t seq = *parse_u64(o.seq);
   if (o.salvage) return run_seek_salvaged(o, g, seq);
   SeekResult r;

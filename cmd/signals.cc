@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "alog/interrupt.h"
+
 #include "cli.h"
 
 namespace alog::cli {
@@ -59,6 +61,8 @@ std::string first_signal_name() {
 void check_interrupted() {
   if (interrupted()) throw Failure("interrupted", "", std::nullopt, "interrupted", kExitInterrupted);
 }
+
+void stop_reads_on_signals() { alog::set_interrupt_check(&interrupted); }
 
 Wake wait_fd(int fd, int timeout_ms) {
   if (interrupted()) return Wake::signal;

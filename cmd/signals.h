@@ -18,6 +18,10 @@ int signals_received();
 std::string first_signal_name();
 // Throws the "interrupted" Failure (exit 130) when a signal arrived.
 void check_interrupted();
+// Lets a signal stop the library's long reads (alog/interrupt.h) as well:
+// for the commands that only read, and recover (the library never stops
+// its writes).
+void stop_reads_on_signals();
 
 // What wait_fd() saw.
 enum class Wake { ready, timeout, signal };

@@ -105,6 +105,7 @@ std::string noun(uint64_t n, const char* one, const char* many) {
 }
 
 int run_stats(const StatsOptions& o, const Global& g) {
+  stop_reads_on_signals();
   if (is_regular_file(o.path)) require_segment_file(o.path);
   VerifyOptions vo;
   vo.headers_only = true;

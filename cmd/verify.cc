@@ -39,6 +39,7 @@ Json verify_json(const VerifyReport& r, int exit) {
 }
 
 int run_verify(const VerifyCmdOptions& o, const Global& g) {
+  stop_reads_on_signals();
   if (is_regular_file(o.path)) require_segment_file(o.path);
   Progress progress(g, "verify", /*delayed=*/false);
   VerifyOptions vo;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "alog/crc32c.h"
+#include "alog/interrupt.h"
 
 namespace alog::detail {
 
@@ -61,6 +62,10 @@ std::string hex32(uint32_t v) {
 bool FrameWindow::refill(uint64_t off, uint64_t n) {
   if (off > limit_ || n > limit_ - off) return false;
   if (off >= base_ && off + n <= base_ + len_) return true;
+  if (interrupt_requested()) {
+    error_ = Status(Errc::stopped, "interrupted");
+    return false;
+  }
   uint64_t want = std::max<uint64_t>(n, chunk_);
   want = std::min<uint64_t>(want, limit_ - off);
   if (want > cap_) {
@@ -187,3 +192,13 @@ Stop Walker::run() {
 }
 
 }  // namespace alog::detail
+
+namespace alog {
+namespace {
+InterruptCheck g_interrupt = nullptr;
+}  // namespace
+void set_interrupt_check(InterruptCheck check) { g_interrupt = check; }
+bool interrupt_requested() { return g_interrupt && g_interrupt(); }
+NoInterrupts::NoInterrupts() : saved_(g_interrupt) { g_interrupt = nullptr; }
+NoInterrupts::~NoInterrupts() { g_interrupt = saved_; }
+}  // namespace alog

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "alog/format.h"
+#include "alog/interrupt.h"
 #include "alog/log.h"
 #include "alog/verify.h"
 #include "lost_found.h"
@@ -135,6 +136,9 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
       rep.bytes_dropped += a.bytes_dropped;
     }
   if (opt.dry_run || rep.refused || rep.actions.empty()) return rep;
+  // From here files change: an interrupt no longer stops the reads (the
+  // report must say what was done).
+  NoInterrupts carry_on;
 
   for (size_t i = 0; i < plan.steps.size(); i++) ALOG_TRY(carry_out(c, d, plan.steps[i], rep.actions[i]));
   if (!salvage.segments.empty()) {

@@ -411,7 +411,9 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
       if (!sd.first_damage) sd.first_damage = dm.offset;
     }
     // A read error is damage over its sectors (FORMAT.md, Salvage step 4):
-    // reported as corruption there, never as a torn tail to cut.
+    // reported as corruption there, never as a torn tail to cut. An
+    // interrupt is not damage: verify stops.
+    if (w.error().is(Errc::stopped)) return w.error();
     if (stop == Stop::eof) {
       if (!active && slot.synced_offset != at.offset)
         rep.problems.push_back(problem(l.name, at.offset, "synced_offset", Classification::corruption,
@@ -443,6 +445,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
       if (!torn && !opt.headers_only) {
         if (auto s = find_valid_data_frame(w, l.h.generation, at.offset + 1))
           msg += "; a valid frame follows at offset " + std::to_string(*s);
+        if (w.error().is(Errc::stopped)) return w.error();
       }
       Problem p = problem(l.name, at.offset, stop_kind(stop), c, msg, walk.expected(), walk.found());
       p.cut_at = walk.boundary().offset;

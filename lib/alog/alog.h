@@ -5,6 +5,7 @@
 #include "alog/format.h"
 #include "alog/fs.h"
 #include "alog/inspect.h"
+#include "alog/interrupt.h"
 #include "alog/log.h"
 #include "alog/retention.h"
 #include "alog/scanner.h"

@@ -26,7 +26,7 @@ enum class Errc : uint8_t {
   not_found,          // no such log, segment or record
   not_a_log,          // the path exists but is not an alog directory or segment
   segment_reaped,     // a scanner's segment was recycled or cut behind it
-  stopped,            // the Writer was stopped
+  stopped,            // the Writer was stopped, or an interrupt check stopped a read (interrupt.h)
   busy,               // a Writer owns the log; direct appends are refused
   read_only,          // the log was opened for reading
   lost,               // the record's sequence is taken by a lost frame (salvage could not read it)
