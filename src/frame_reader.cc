@@ -2,6 +2,7 @@
 #include "frame_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "alog/crc32c.h"
@@ -195,10 +196,14 @@ Stop Walker::run() {
 
 namespace alog {
 namespace {
-InterruptCheck g_interrupt = nullptr;
+// Atomic: readers on other threads (a Writer's, a scanner's) consult it.
+std::atomic<InterruptCheck> g_interrupt{nullptr};
 }  // namespace
-void set_interrupt_check(InterruptCheck check) { g_interrupt = check; }
-bool interrupt_requested() { return g_interrupt && g_interrupt(); }
-NoInterrupts::NoInterrupts() : saved_(g_interrupt) { g_interrupt = nullptr; }
-NoInterrupts::~NoInterrupts() { g_interrupt = saved_; }
+void set_interrupt_check(InterruptCheck check) { g_interrupt.store(check, std::memory_order_relaxed); }
+bool interrupt_requested() {
+  InterruptCheck c = g_interrupt.load(std::memory_order_relaxed);
+  return c && c();
+}
+NoInterrupts::NoInterrupts() : saved_(g_interrupt.exchange(nullptr, std::memory_order_relaxed)) {}
+NoInterrupts::~NoInterrupts() { g_interrupt.store(saved_, std::memory_order_relaxed); }
 }  // namespace alog

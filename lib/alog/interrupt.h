@@ -10,7 +10,7 @@
 namespace alog {
 
 using InterruptCheck = bool (*)();
-// Sets the check (nullptr: none). Not synchronized: set it before the reads start.
+// Sets the check (nullptr: none); it must be safe to call from any thread.
 void set_interrupt_check(InterruptCheck check);
 // Whether the check asks reads to stop now.
 bool interrupt_requested();
