@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "alog/crc32c.h"
+#include "file_cache.h"
 #include "log_impl.h"
 
 namespace alog {
@@ -30,7 +31,9 @@ Status LogImpl::install_segment(std::unique_ptr<File> f, const SegmentHeader& h,
   ALOG_TRY(f->datasync());
   ALOG_TRY(fs_->rename(path_join(dir_, name + ".tmp"), path_join(dir_, name)));
   ALOG_TRY(fs_->sync_dir(dir_));
-  auto seg = std::make_shared<Segment>(dir_, name, std::shared_ptr<File>(std::move(f)), h, buf);
+  ALOG_ASSIGN(std::shared_ptr<File> file,
+              cache_segment_file(*fs_, path_join(dir_, name), OpenMode::read_write, std::move(f)));
+  auto seg = std::make_shared<Segment>(dir_, name, std::move(file), h, buf);
   Slot slots[2] = {new_segment_slot(h.start_sequence), Slot{}};
   seg->set_slots(slots, 0);
   seg->set_file_length(std::max(file_length, kEmptySegmentSize));

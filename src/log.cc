@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "alog/scanner.h"
+#include "file_cache.h"
 #include "log_impl.h"
 
 namespace alog {
@@ -221,8 +222,9 @@ Status finish_slots(Segment& seg) {
 
 Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* damage) {
   std::string path = path_join(dir_, name);
-  ALOG_ASSIGN(auto f, fs_->open(path, writable_ ? OpenMode::read_write : OpenMode::read));
-  std::shared_ptr<File> file(std::move(f));
+  const OpenMode mode = writable_ ? OpenMode::read_write : OpenMode::read;
+  ALOG_ASSIGN(auto f, fs_->open(path, mode));
+  ALOG_ASSIGN(std::shared_ptr<File> file, cache_segment_file(*fs_, path, mode, std::move(f)));
   ALOG_ASSIGN(uint64_t len, file->size());
   uint8_t hdr[kHeaderSize];
   ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "alog/format.h"
+#include "file_cache.h"
 #include "frame_reader.h"
 #include "lost_runs.h"
 #include "verify_internal.h"
@@ -139,7 +140,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     l.name_start = parse_segment_name(n).value_or(0);
     std::string p = path_join(dir, n);
     ALOG_ASSIGN(auto f, fs.open(p, OpenMode::read));
-    l.file = std::shared_ptr<File>(std::move(f));
+    ALOG_ASSIGN(l.file, cache_segment_file(fs, p, OpenMode::read, std::move(f)));
     ALOG_ASSIGN(l.length, l.file->size());
     uint8_t hdr[kHeaderSize];
     auto read = l.file->pread(hdr, kHeaderSize, 0);

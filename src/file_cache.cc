@@ -1,0 +1,161 @@
+#include "file_cache.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+
+#include "alog/format.h"
+
+namespace alog::detail {
+
+FileCache& FileCache::shared() {
+  static FileCache cache([] {
+    struct rlimit r {};
+    size_t soft = 1024;
+    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY) soft = size_t(r.rlim_cur);
+    else if (r.rlim_cur == RLIM_INFINITY) soft = 8192;
+    return std::clamp<size_t>(soft / 2, 16, 4096);
+  }());
+  return cache;
+}
+
+void FileCache::set_capacity(size_t n) {
+  std::lock_guard<std::mutex> g(mu_);
+  capacity_ = std::max<size_t>(n, 1);
+  evict(nullptr);
+}
+
+size_t FileCache::capacity() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return capacity_;
+}
+
+size_t FileCache::open_count() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return lru_.size();
+}
+
+void FileCache::evict(const CachedFile* keep) {
+  for (auto it = lru_.end(); lru_.size() > capacity_ && it != lru_.begin();) {
+    --it;
+    CachedFile* f = *it;
+    if (f == keep || f->writes_ > f->synced_writes_) continue;
+    f->open_.reset();  // closes once calls in flight on it return
+    it = lru_.erase(it);
+  }
+}
+
+void FileCache::adopt(CachedFile& f, std::shared_ptr<File> open) {
+  std::lock_guard<std::mutex> g(mu_);
+  f.open_ = std::move(open);
+  lru_.push_front(&f);
+  f.pos_ = lru_.begin();
+  evict(&f);
+}
+
+Result<std::shared_ptr<File>> FileCache::acquire(CachedFile& f, bool write) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!f.open_) {
+    auto opened = f.fs_.open(f.path_, f.mode_);
+    if (!opened.is_ok()) {
+      if (opened.status().is(Errc::not_found))
+        return Status(Errc::segment_reaped, f.path_ + ": segment file was removed").at(f.path_);
+      return opened.status();
+    }
+    std::string now(f.fixed_.size(), '\0');
+    ALOG_ASSIGN(size_t got, (*opened)->pread(now.data(), now.size(), 0));
+    if (got != now.size() || now != f.fixed_)
+      return Status(Errc::segment_reaped, f.path_ + ": segment file was replaced (its header changed)")
+          .at(f.path_);
+    f.open_ = std::shared_ptr<File>(std::move(*opened));
+    lru_.push_front(&f);
+    f.pos_ = lru_.begin();
+    evict(&f);
+  } else if (f.pos_ != lru_.begin()) {
+    lru_.splice(lru_.begin(), lru_, f.pos_);
+  }
+  if (write) {
+    f.writes_++;
+    f.in_flight_++;
+  }
+  return f.open_;
+}
+
+void FileCache::wrote(CachedFile& f) {
+  std::lock_guard<std::mutex> g(mu_);
+  f.in_flight_--;
+}
+
+void FileCache::synced(CachedFile& f, uint64_t writes) {
+  std::lock_guard<std::mutex> g(mu_);
+  f.synced_writes_ = std::max(f.synced_writes_, writes);
+  evict(nullptr);
+}
+
+void FileCache::forget(CachedFile& f) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (f.open_) lru_.erase(f.pos_);
+  f.open_.reset();
+}
+
+CachedFile::CachedFile(Fs& fs, std::string path, OpenMode mode, std::unique_ptr<File> open,
+                       std::string fixed, FileCache& cache)
+    : fs_(fs), path_(std::move(path)), mode_(mode), fixed_(std::move(fixed)), cache_(cache) {
+  cache_.adopt(*this, std::shared_ptr<File>(std::move(open)));
+}
+
+CachedFile::~CachedFile() { cache_.forget(*this); }
+
+Result<size_t> CachedFile::pread(void* buf, size_t n, uint64_t off) {
+  ALOG_ASSIGN(auto f, cache_.acquire(*this, false));
+  return f->pread(buf, n, off);
+}
+
+Status CachedFile::pwritev(const struct iovec* iov, int iovcnt, uint64_t off) {
+  ALOG_ASSIGN(auto f, cache_.acquire(*this, true));
+  Status st = f->pwritev(iov, iovcnt, off);
+  cache_.wrote(*this);
+  return st;
+}
+
+Status CachedFile::truncate(uint64_t size) {
+  ALOG_ASSIGN(auto f, cache_.acquire(*this, true));
+  Status st = f->truncate(size);
+  cache_.wrote(*this);
+  return st;
+}
+
+Status CachedFile::datasync() {
+  uint64_t writes;
+  bool settled;  // no write in flight: the sync covers every write counted
+  std::shared_ptr<File> f;
+  {
+    ALOG_ASSIGN(f, cache_.acquire(*this, false));
+    std::lock_guard<std::mutex> g(cache_.mu_);
+    writes = writes_;
+    settled = in_flight_ == 0;
+  }
+  ALOG_TRY(f->datasync());
+  if (settled) cache_.synced(*this, writes);
+  return {};
+}
+
+Result<uint64_t> CachedFile::size() {
+  ALOG_ASSIGN(auto f, cache_.acquire(*this, false));
+  return f->size();
+}
+
+Result<std::pair<uint64_t, uint64_t>> CachedFile::data_extent(uint64_t off) {
+  ALOG_ASSIGN(auto f, cache_.acquire(*this, false));
+  return f->data_extent(off);
+}
+
+Result<std::shared_ptr<File>> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
+                                                 std::unique_ptr<File> open) {
+  std::string fixed(format::kFixedSize, '\0');
+  ALOG_ASSIGN(size_t got, open->pread(fixed.data(), fixed.size(), 0));
+  fixed.resize(got);
+  return std::shared_ptr<File>(std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::move(fixed)));
+}
+
+}  // namespace alog::detail

@@ -1,0 +1,89 @@
+// A bounded cache of open segment files, so that a log of 100,000 segments
+// opens under `ulimit -n 1024`: each segment holds a CachedFile, which keeps
+// its descriptor only while it is among the most recently used (capacity:
+// half the soft RLIMIT_NOFILE, between 16 and 4096, for the whole process)
+// and opens the file again by name when it is needed after that.
+//
+// A file opened again must be the same segment: its bytes 0-63 (the fixed
+// header, which only a recycle rewrites) must be what they were, else the
+// call fails with segment_reaped, as when the name is gone. A file with
+// writes not yet synced keeps its descriptor until a datasync succeeds: a
+// write-back error must reach the descriptor the writes went through
+// (another one opened later would not see it).
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "alog/fs.h"
+
+namespace alog::detail {
+
+class CachedFile;
+
+class FileCache {
+ public:
+  explicit FileCache(size_t capacity) : capacity_(capacity) {}
+  // The process's cache.
+  static FileCache& shared();
+  void set_capacity(size_t n);
+  size_t capacity() const;
+  // Descriptors held now.
+  size_t open_count() const;
+
+ private:
+  friend class CachedFile;
+  // The open file of `f` (opened again when closed), marked most recently used.
+  Result<std::shared_ptr<File>> acquire(CachedFile& f, bool write);
+  void adopt(CachedFile& f, std::shared_ptr<File> open);
+  void wrote(CachedFile& f);  // a write acquire(write=true) began has returned
+  void synced(CachedFile& f, uint64_t writes);
+  void forget(CachedFile& f);
+  void evict(const CachedFile* keep);  // with mu_ held
+
+  mutable std::mutex mu_;
+  size_t capacity_;
+  std::list<CachedFile*> lru_;  // open files, most recently used first
+};
+
+class CachedFile final : public File {
+ public:
+  // `open` is the file as just opened at `path` with `mode` (the mode it is
+  // opened again with); `fixed` its first min(64, size) bytes.
+  CachedFile(Fs& fs, std::string path, OpenMode mode, std::unique_ptr<File> open, std::string fixed,
+             FileCache& cache = FileCache::shared());
+  ~CachedFile() override;
+  CachedFile(const CachedFile&) = delete;
+  CachedFile& operator=(const CachedFile&) = delete;
+
+  Result<size_t> pread(void* buf, size_t n, uint64_t off) override;
+  Status pwritev(const struct iovec* iov, int iovcnt, uint64_t off) override;
+  Status truncate(uint64_t size) override;
+  Status datasync() override;
+  Result<uint64_t> size() override;
+  Result<std::pair<uint64_t, uint64_t>> data_extent(uint64_t off) override;
+  const std::string& path() const override { return path_; }
+
+ private:
+  friend class FileCache;
+  Fs& fs_;
+  const std::string path_;
+  const OpenMode mode_;
+  const std::string fixed_;
+  FileCache& cache_;
+  // Guarded by cache_.mu_.
+  std::shared_ptr<File> open_;
+  std::list<CachedFile*>::iterator pos_;
+  uint64_t writes_ = 0, synced_writes_ = 0;  // dirty while writes_ > synced_writes_
+  uint64_t in_flight_ = 0;                   // writes begun and not returned
+};
+
+// Wraps a segment file just opened (or created) at `path` in a CachedFile,
+// reading its first 64 bytes.
+Result<std::shared_ptr<File>> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
+                                                 std::unique_ptr<File> open);
+
+}  // namespace alog::detail
