@@ -31,8 +31,7 @@ Status LogImpl::install_segment(std::unique_ptr<File> f, const SegmentHeader& h,
   ALOG_TRY(f->datasync());
   ALOG_TRY(fs_->rename(path_join(dir_, name + ".tmp"), path_join(dir_, name)));
   ALOG_TRY(fs_->sync_dir(dir_));
-  ALOG_ASSIGN(std::shared_ptr<File> file,
-              cache_segment_file(*fs_, path_join(dir_, name), OpenMode::read_write, std::move(f)));
+  std::shared_ptr<File> file = cache_segment_file(*fs_, path_join(dir_, name), OpenMode::read_write, std::move(f));
   auto seg = std::make_shared<Segment>(dir_, name, std::move(file), h, buf);
   Slot slots[2] = {new_segment_slot(h.start_sequence), Slot{}};
   seg->set_slots(slots, 0);

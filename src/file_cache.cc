@@ -39,7 +39,7 @@ void FileCache::evict(const CachedFile* keep) {
   for (auto it = lru_.end(); lru_.size() > capacity_ && it != lru_.begin();) {
     --it;
     CachedFile* f = *it;
-    if (f == keep || f->writes_ > f->synced_writes_) continue;
+    if (f == keep || f->writes_ > f->synced_writes_ || !f->fixed_) continue;
     f->open_.reset();  // closes once calls in flight on it return
     it = lru_.erase(it);
   }
@@ -62,9 +62,9 @@ Result<std::shared_ptr<File>> FileCache::acquire(CachedFile& f, bool write) {
         return Status(Errc::segment_reaped, f.path_ + ": segment file was removed").at(f.path_);
       return opened.status();
     }
-    std::string now(f.fixed_.size(), '\0');
+    std::string now(f.fixed_->size(), '\0');
     ALOG_ASSIGN(size_t got, (*opened)->pread(now.data(), now.size(), 0));
-    if (got != now.size() || now != f.fixed_)
+    if (got != now.size() || now != *f.fixed_)
       return Status(Errc::segment_reaped, f.path_ + ": segment file was replaced (its header changed)")
           .at(f.path_);
     f.open_ = std::shared_ptr<File>(std::move(*opened));
@@ -99,7 +99,7 @@ void FileCache::forget(CachedFile& f) {
 }
 
 CachedFile::CachedFile(Fs& fs, std::string path, OpenMode mode, std::unique_ptr<File> open,
-                       std::string fixed, FileCache& cache)
+                       std::optional<std::string> fixed, FileCache& cache)
     : fs_(fs), path_(std::move(path)), mode_(mode), fixed_(std::move(fixed)), cache_(cache) {
   cache_.adopt(*this, std::shared_ptr<File>(std::move(open)));
 }
@@ -150,12 +150,13 @@ Result<std::pair<uint64_t, uint64_t>> CachedFile::data_extent(uint64_t off) {
   return f->data_extent(off);
 }
 
-Result<std::shared_ptr<File>> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
-                                                 std::unique_ptr<File> open) {
-  std::string fixed(format::kFixedSize, '\0');
-  ALOG_ASSIGN(size_t got, open->pread(fixed.data(), fixed.size(), 0));
-  fixed.resize(got);
-  return std::shared_ptr<File>(std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::move(fixed)));
+std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
+                                         std::unique_ptr<File> open) {
+  std::optional<std::string> fixed(std::string(format::kFixedSize, '\0'));
+  auto got = open->pread(fixed->data(), fixed->size(), 0);
+  if (got.is_ok()) fixed->resize(*got);
+  else fixed.reset();
+  return std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::move(fixed));
 }
 
 }  // namespace alog::detail

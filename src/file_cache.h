@@ -16,6 +16,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "alog/fs.h"
@@ -52,9 +53,10 @@ class FileCache {
 class CachedFile final : public File {
  public:
   // `open` is the file as just opened at `path` with `mode` (the mode it is
-  // opened again with); `fixed` its first min(64, size) bytes.
-  CachedFile(Fs& fs, std::string path, OpenMode mode, std::unique_ptr<File> open, std::string fixed,
-             FileCache& cache = FileCache::shared());
+  // opened again with); `fixed` its first min(64, size) bytes, or none when
+  // they could not be read (then it keeps its descriptor).
+  CachedFile(Fs& fs, std::string path, OpenMode mode, std::unique_ptr<File> open,
+             std::optional<std::string> fixed, FileCache& cache = FileCache::shared());
   ~CachedFile() override;
   CachedFile(const CachedFile&) = delete;
   CachedFile& operator=(const CachedFile&) = delete;
@@ -72,7 +74,7 @@ class CachedFile final : public File {
   Fs& fs_;
   const std::string path_;
   const OpenMode mode_;
-  const std::string fixed_;
+  const std::optional<std::string> fixed_;
   FileCache& cache_;
   // Guarded by cache_.mu_.
   std::shared_ptr<File> open_;
@@ -82,8 +84,9 @@ class CachedFile final : public File {
 };
 
 // Wraps a segment file just opened (or created) at `path` in a CachedFile,
-// reading its first 64 bytes.
-Result<std::shared_ptr<File>> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
+// reading its first 64 bytes (a read error there is for the caller's own
+// read of the header to report).
+std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
                                                  std::unique_ptr<File> open);
 
 }  // namespace alog::detail

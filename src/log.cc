@@ -224,7 +224,7 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
   std::string path = path_join(dir_, name);
   const OpenMode mode = writable_ ? OpenMode::read_write : OpenMode::read;
   ALOG_ASSIGN(auto f, fs_->open(path, mode));
-  ALOG_ASSIGN(std::shared_ptr<File> file, cache_segment_file(*fs_, path, mode, std::move(f)));
+  std::shared_ptr<File> file = cache_segment_file(*fs_, path, mode, std::move(f));
   ALOG_ASSIGN(uint64_t len, file->size());
   uint8_t hdr[kHeaderSize];
   ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));

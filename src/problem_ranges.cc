@@ -66,7 +66,7 @@ void fill_problem_ranges(VerifyDetail& d, Fs& fs) {
     if (it == order.end()) continue;
     const size_t i = it->second;
     const SegmentDetail& sd = d.segments[i];
-    if (!sd.header_ok && (p.kind == "segment_header" || p.kind == "metadata_slots")) {
+    if (!sd.header_ok && (p.kind == "segment_header" || p.kind == "metadata_slots" || p.kind == "io_error")) {
       p.first_seq = parse_segment_name(sd.name);
       if (i + 1 < d.segments.size() && start_of(d.segments[i + 1]) > 0)
         p.last_seq = start_of(d.segments[i + 1]) - 1;

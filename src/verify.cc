@@ -140,14 +140,14 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     l.name_start = parse_segment_name(n).value_or(0);
     std::string p = path_join(dir, n);
     ALOG_ASSIGN(auto f, fs.open(p, OpenMode::read));
-    ALOG_ASSIGN(l.file, cache_segment_file(fs, p, OpenMode::read, std::move(f)));
+    l.file = cache_segment_file(fs, p, OpenMode::read, std::move(f));
     ALOG_ASSIGN(l.length, l.file->size());
     uint8_t hdr[kHeaderSize];
     auto read = l.file->pread(hdr, kHeaderSize, 0);
     if (!read.is_ok() && read.status().is(Errc::io) && read.status().sys_errno() == EIO) {
       // An unreadable sector: damage, as salvage treats it (step 4).
-      rep.problems.push_back(problem(n, 0, "segment_header", Classification::corruption,
-                                     "read error (" + read.status().message() + ")"));
+      rep.problems.push_back(problem(n, 0, "io_error", Classification::corruption,
+                                     "segment header: read error (" + read.status().message() + ")"));
       segs.push_back(std::move(l));
       continue;
     }
