@@ -12,6 +12,30 @@ using namespace alog::test;
 
 namespace {
 constexpr const char* kDir = "/db/log";
+
+// Every post-crash state this test samples from `snap`: nothing unsynced kept,
+// everything kept, and 64 mixes under FORMAT.md's device model (each unsynced
+// or undetermined write kept, dropped or torn by sectors, each directory
+// change kept or reverted). `check` runs on each; it names the crash.
+template <typename Check>
+void for_each_crash(MemFs& fs, const MemFs::Snapshot& snap, Check check) {
+  for (int i = 0; i < 66; i++) {
+    fs.restore(snap);
+    std::string what;
+    if (i == 0) {
+      fs.crash(1, CrashMode::drop_all);
+      what = "drop_all";
+    } else if (i == 1) {
+      fs.crash(1, CrashMode::keep_all);
+      what = "keep_all";
+    } else {
+      fs.crash(static_cast<uint64_t>(i), CrashWeights::format_model());
+      what = "format_model seed " + std::to_string(i);
+    }
+    CAPTURE(what);
+    check();
+  }
+}
 }  // namespace
 
 // truncate_before(seq) into records that were appended but not synced used to
@@ -139,7 +163,10 @@ TEST_CASE("a roll right after reopening a log whose last fsync failed seals the 
 // Log::open makes the log directory and syncs its parent. When that sync
 // failed, a second open found the directory there and created the first
 // segment without syncing the parent: a power cut could then take the whole
-// directory entry, and every synced record, with it.
+// directory entry, and every synced record, with it. Syncing the parent in
+// the second open is not enough either: a failed fsync is final (FORMAT.md),
+// so the entry the failed sync covered may still be lost; the second open
+// renames the empty directory away and back, a change its sync does cover.
 TEST_CASE("a log created after a failed sync of its parent directory survives a power cut") {
   MemFs fs;
   REQUIRE(fs.mkdir("/db").is_ok());
@@ -153,17 +180,25 @@ TEST_CASE("a log created after a failed sync of its parent directory survives a 
     REQUIRE((*log)->append({"kept"}).is_ok());
     REQUIRE((*log)->sync().is_ok());
   }
-  fs.crash(1, CrashMode::drop_all);
-  auto log = Log::open(kDir, o);
-  REQUIRE(log.is_ok());
-  CHECK((*log)->next_sequence() == 1);
+  for_each_crash(fs, fs.snapshot(), [&] {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    CHECK((*log)->next_sequence() == 1);
+    auto r = (*log)->read(0);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    CHECK(r->payload == "kept");
+  });
+  CHECK(fs.list("/db").value() == std::vector<std::string>{"log"});  // no leftover name
 }
 
 // A roll renames the new segment into place and syncs the directory. When
 // that sync failed the log failed, but the name was there; a reopen on the
 // same machine listed it, appended to it and synced the file, without ever
 // syncing the directory. A power cut then reverted the name, and records
-// synced after the reopen were gone.
+// synced after the reopen were gone. The reopen's sync of the directory is
+// not enough (a failed fsync is final, FORMAT.md): the name the failed sync
+// covered may still be lost. The reopen installs the empty active segment
+// again (NAME.seg.tmp renamed over it), a change its sync does cover.
 TEST_CASE("records synced into a segment whose directory sync failed earlier survive a power cut") {
   MemFs fs;
   REQUIRE(fs.mkdir("/db").is_ok());
@@ -185,10 +220,19 @@ TEST_CASE("records synced into a segment whose directory sync failed earlier sur
     REQUIRE((*log)->append({"c"}).is_ok());
     REQUIRE((*log)->sync().is_ok());
   }
-  fs.crash(1, CrashMode::drop_all);
-  auto log = Log::open(kDir, o);
-  REQUIRE(log.is_ok());
-  CHECK((*log)->next_sequence() == 2);
+  for_each_crash(fs, fs.snapshot(), [&] {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    CHECK((*log)->next_sequence() == 2);
+    auto r = (*log)->read(1);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    CHECK(r->payload == "c");
+    VerifyOptions vo;
+    vo.fs = &fs;
+    auto v = verify(kDir, vo);
+    REQUIRE(v.is_ok());
+    CHECK(v->clean());
+  });
 }
 
 // Open-time recovery's torn-tail branch cut at B and wrote a slot whose
@@ -241,3 +285,51 @@ TEST_CASE("cutting a torn tail after a failed fsync makes the records before the
   REQUIRE(r.is_ok());
   CHECK(r->clean());
 }
+
+// truncate_after renames the segments after the cut to .seg.del and syncs the
+// directory after each. When that sync failed, the log failed; a reopen on
+// the same machine deleted the .seg.del and appended in its place, in the
+// segment before it. But a failed fsync is final (FORMAT.md): the rename may
+// not be durable whatever later syncs do, and a power cut could bring the
+// removed segment back behind those records (the log no longer opened: a
+// sequence gap). The reopen now makes the leftover the next segment, through
+// a new rename a sync does cover.
+TEST_CASE("records appended after a truncate_after whose directory sync failed survive a power cut") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options o;
+  o.fs = &fs;
+  o.max_segment_size = 1024;
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    REQUIRE((*log)->append({std::string(300, 'a'), std::string(300, 'b')}).is_ok());  // 0, 1
+    REQUIRE((*log)->append({std::string(700, 'c')}).is_ok());  // a roll: 2
+    REQUIRE((*log)->segments().size() == 2);
+    REQUIRE((*log)->sync().is_ok());
+    fs.fail(Op::sync_dir, 1, FaultKind::eio);  // the sync after the rename to .seg.del
+    REQUIRE_FALSE((*log)->truncate_after(1).is_ok());
+    REQUIRE((*log)->failed());
+  }
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    REQUIRE((*log)->next_sequence() == 2);  // the truncation is done
+    REQUIRE((*log)->append({"d"}).is_ok());
+    REQUIRE((*log)->sync().is_ok());
+  }
+  for_each_crash(fs, fs.snapshot(), [&] {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    CHECK((*log)->next_sequence() == 3);
+    auto r = (*log)->read(2);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    CHECK(r->payload == "d");
+    VerifyOptions vo;
+    vo.fs = &fs;
+    auto v = verify(kDir, vo);
+    REQUIRE(v.is_ok());
+    CHECK(v->clean());
+  });
+}
+
