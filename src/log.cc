@@ -284,6 +284,46 @@ Status LogImpl::renew_dir_entry(const std::string& parent) {
   return fs_->sync_dir(parent);
 }
 
+std::optional<uint64_t> LogImpl::leftover_origin(const std::string& name) {
+  // The segment name this file had before a truncate_before (NAME.seg.del)
+  // or a recycle (NEW.seg.tmp, the old header still there) renamed it.
+  if (ends_with(name, kDelSuffix)) return parse_segment_name(name.substr(0, name.size() - 4));
+  auto f = fs_->open(path_join(dir_, name), OpenMode::read);
+  if (!f.is_ok()) return std::nullopt;
+  uint8_t hdr[kFixedSize];
+  SegmentHeader h;
+  auto got = (*f)->pread(hdr, sizeof hdr, 0);
+  if (!got.is_ok() || *got != sizeof hdr || decode_segment_header(hdr, &h) != HeaderError::none)
+    return std::nullopt;
+  return h.start_sequence;
+}
+
+Status LogImpl::remove_older_leftover(const std::string& name, uint64_t was, uint64_t oldest) {
+  // The rename that made this file may be undurable (its directory sync
+  // failed, and a failed fsync is final, FORMAT.md): a power cut could bring
+  // the old segment back, in front of a gap once the segment after it is
+  // removed too. So the old name is changed again: a tombstone segment (its
+  // start sequence, an empty range at the oldest segment's start, so it
+  // chains to it) is written and synced, renamed to the old name and
+  // unlinked there, then the directory is synced. Until that sync a crash
+  // leaves the name absent, the tombstone (harmless), or the old segment
+  // only if its removal was never made durable (a failed removal).
+  const std::string seg = path_join(dir_, segment_name(was));
+  const std::string tmp = seg + ".tmp";
+  if (path_join(dir_, name) != tmp) ALOG_TRY(fs_->unlink(path_join(dir_, name)));  // else replaced below
+  uint8_t buf[kEmptySegmentSize];
+  encode_new_segment(SegmentHeader{was, 0, 1}, buf);
+  Slot a = new_segment_slot(was);
+  a.first_sequence = a.synced_sequence = oldest;
+  encode_slot(a, buf + kFixedSize);
+  ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::create_trunc));
+  ALOG_TRY(f->pwrite(buf, sizeof buf, 0));
+  ALOG_TRY(f->datasync());
+  ALOG_TRY(fs_->rename(tmp, seg));
+  ALOG_TRY(fs_->unlink(seg));
+  return fs_->sync_dir(dir_);
+}
+
 Result<bool> LogImpl::reuse_removed_next() {
   if (renew_del_.empty()) return false;
   const std::string del = path_join(dir_, renew_del_);
@@ -299,7 +339,7 @@ Result<bool> LogImpl::reuse_removed_next() {
   // either way): rename it to NAME.seg.tmp, write an empty segment, sync,
   // rename to NAME.seg, sync the directory. Otherwise the cut after the
   // renames was reached, so they were synced: it is deleted.
-  if (start != tail_.seq || start == v->back()->start_sequence() || opt_.max_segments == 1) {
+  if (start != tail_.seq || opt_.max_segments == 1) {
     ALOG_TRY(fs_->unlink(del));
     ALOG_TRY(fs_->sync_dir(dir_));
     return false;
@@ -385,7 +425,11 @@ Status LogImpl::load_segments(bool writer) {
   std::optional<uint64_t> newest;
   for (const auto& n : names)
     if (auto start = parse_segment_name(n)) newest = std::max(newest.value_or(0), *start);
+  std::optional<uint64_t> oldest;
+  for (const auto& n : names)
+    if (auto start = parse_segment_name(n)) oldest = std::min(oldest.value_or(UINT64_MAX), *start);
   renew_del_.clear();
+  std::vector<std::pair<uint64_t, std::string>> older;  // leftovers of removals at the front
   for (const auto& n : names) {
     if (parse_segment_name(n)) {
       segs.push_back(n);
@@ -396,7 +440,9 @@ Status LogImpl::load_segments(bool writer) {
       if (writer && del_start && newest && *del_start > *newest && renew_del_.empty()) {
         renew_del_ = n;
       } else if (writer) {
-        ALOG_TRY(fs_->unlink(path_join(dir_, n)));
+        auto was = oldest ? leftover_origin(n) : std::nullopt;
+        if (was && *was < *oldest) older.emplace_back(*was, n);
+        else ALOG_TRY(fs_->unlink(path_join(dir_, n)));
       }
       repairs_.push_back({"remove", n, "",
                           ends_with(n, kTmpSuffix) ? "an unfinished segment (a roll, recycle or salvage was interrupted)"
@@ -515,6 +561,29 @@ Status LogImpl::load_segments(bool writer) {
     for (const auto& seg : list)
       if (std::find(slot_behind_.begin(), slot_behind_.end(), seg->name()) != slot_behind_.end())
         ALOG_TRY(finish_slots(*seg));
+    // Newest first, each settled before the next: a tombstone left by a crash
+    // then always chains to the segment after it. It can stand in front of
+    // the oldest segment only while that one's first sequence is its start
+    // (else the log's first sequence would move back): otherwise the
+    // leftover is only deleted.
+    std::sort(older.rbegin(), older.rend());
+    const SegmentPtr& front = list.front();
+    std::optional<uint64_t> done;
+    for (const auto& [was, n] : older) {
+      if (done == was) {
+        // A second leftover of that name (a tombstone's .tmp a crash left):
+        // the first one's tombstone may have replaced it already.
+        ALOG_ASSIGN(FileStat fst, fs_->stat(path_join(dir_, n)));
+        if (fst.exists) ALOG_TRY(fs_->unlink(path_join(dir_, n)));
+        ALOG_TRY(fs_->sync_dir(dir_));
+      } else if (front->range().first == front->start_sequence()) {
+        done = was;
+        ALOG_TRY(remove_older_leftover(n, was, front->start_sequence()));
+      } else {
+        ALOG_TRY(fs_->unlink(path_join(dir_, n)));
+        ALOG_TRY(fs_->sync_dir(dir_));
+      }
+    }
     ALOG_TRY(recover_active(list.back()));
     ALOG_ASSIGN(bool reused, reuse_removed_next());
     if (reused) return {};

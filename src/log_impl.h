@@ -104,6 +104,8 @@ class LogImpl {
   Status renew_dir_entry(const std::string& parent);
   Status renew_empty_active();
   Result<bool> reuse_removed_next();
+  std::optional<uint64_t> leftover_origin(const std::string& name);
+  Status remove_older_leftover(const std::string& name, uint64_t was, uint64_t oldest);
   std::string renew_del_;  // a .seg.del newer than every segment, kept for reuse_removed_next
   Status open_segment(const std::string& name, detail::SegmentPtr* out, Status* damage);
   Status recover_active(const detail::SegmentPtr& seg);

@@ -389,3 +389,95 @@ TEST_CASE("records appended after a truncate_after whose directory sync failed s
   });
 }
 
+// truncate_before renames the oldest segments to .seg.del and syncs the
+// directory after each. When that sync failed, a reopen deleted the
+// .seg.del; but the rename may not be durable (a failed fsync is final,
+// FORMAT.md), so a power cut could bring the old segment back. Once this
+// process had removed the segment after it too (a truncate_before of its
+// own, or a recycle), the one that came back no longer met the next: the
+// log did not open (a sequence gap). The reopen now changes the name again:
+// the leftover is renamed back to it and unlinked, then the directory synced.
+TEST_CASE("a segment a failed truncate_before was removing stays removed after the next removal and a power cut") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options o;
+  o.fs = &fs;
+  o.max_segment_size = 1024;
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    for (char c : {'a', 'b', 'c', 'd'}) REQUIRE((*log)->append({std::string(700, c)}).is_ok());  // 4 segments
+    REQUIRE((*log)->segments().size() == 4);
+    REQUIRE((*log)->sync().is_ok());
+    fs.fail(Op::sync_dir, 1, FaultKind::eio);  // the sync after renaming the first to .seg.del
+    REQUIRE_FALSE((*log)->truncate_before(1).is_ok());
+    REQUIRE((*log)->failed());
+  }
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    REQUIRE((*log)->first_sequence() == 1);
+    REQUIRE((*log)->truncate_before(2).is_ok());  // removes the segment after it
+    REQUIRE((*log)->append({"e"}).is_ok());
+    REQUIRE((*log)->sync().is_ok());
+  }
+  for_each_crash(fs, fs.snapshot(), [&] {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    CHECK((*log)->first_sequence() == 2);
+    CHECK((*log)->next_sequence() == 5);
+    auto r = (*log)->read(4);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    CHECK(r->payload == "e");
+    VerifyOptions vo;
+    vo.fs = &fs;
+    auto v = verify(kDir, vo);
+    REQUIRE(v.is_ok());
+    CHECK(v->clean());
+  });
+}
+
+// The same for a recycle: it renames the oldest segment to NEW.seg.tmp and
+// syncs the directory; when that sync failed, the reopen deleted the .tmp,
+// and a power cut after this process recycled the next segment brought the
+// first back in front of a gap.
+TEST_CASE("a segment a failed recycle was reusing stays removed after the next recycle and a power cut") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/db").is_ok());
+  Options o;
+  o.fs = &fs;
+  o.max_segment_size = 1024;
+  o.max_segments = 3;
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE(log.is_ok());
+    for (char c : {'a', 'b', 'c'}) REQUIRE((*log)->append({std::string(700, c)}).is_ok());  // 3 segments
+    REQUIRE((*log)->segments().size() == 3);
+    REQUIRE((*log)->sync().is_ok());
+    fs.fail(Op::sync_dir, 1, FaultKind::eio);  // the recycle's sync after renaming the oldest
+    REQUIRE_FALSE((*log)->append({std::string(700, 'd')}).is_ok());
+    REQUIRE((*log)->failed());
+  }
+  {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    REQUIRE((*log)->first_sequence() == 1);
+    for (char c : {'d', 'e'}) REQUIRE((*log)->append({std::string(700, c)}).is_ok());  // a roll, a recycle
+    REQUIRE((*log)->first_sequence() == 2);
+    REQUIRE((*log)->sync().is_ok());
+  }
+  for_each_crash(fs, fs.snapshot(), [&] {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    CHECK((*log)->first_sequence() == 2);
+    CHECK((*log)->next_sequence() == 5);
+    auto r = (*log)->read(4);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    CHECK(r->payload == std::string(700, 'e'));
+    VerifyOptions vo;
+    vo.fs = &fs;
+    auto v = verify(kDir, vo);
+    REQUIRE(v.is_ok());
+    CHECK(v->clean());
+  });
+}
