@@ -99,6 +99,14 @@ class LogImpl {
   friend class LogTestPeer;
   Status check_options() const;
   Status load_segments(bool writer);
+  // After a failed fsync in an earlier process (see log.cc): make a new
+  // change of the log directory's entry / of an empty active segment's name.
+  Status renew_dir_entry(const std::string& parent);
+  Status renew_empty_active();
+  Result<bool> reuse_removed_next();
+  std::optional<uint64_t> leftover_origin(const std::string& name);
+  Status remove_older_leftover(const std::string& name, uint64_t was, uint64_t oldest);
+  std::string renew_del_;  // a .seg.del newer than every segment, kept for reuse_removed_next
   Status open_segment(const std::string& name, detail::SegmentPtr* out, Status* damage);
   Status recover_active(const detail::SegmentPtr& seg);
   Status walk_active_for_read(const detail::SegmentPtr& seg);

@@ -421,7 +421,7 @@ TEST_CASE("mem fs: an unsynced truncate may be lost by a crash") {
   std::set<std::string> seen;
   for (uint64_t seed = 0; seed < 64; ++seed) {
     fs.restore(snap);
-    fs.crash(seed, CrashMode::random);
+    fs.crash(seed, CrashWeights::format_model());
     seen.insert(fs.read_all(at("a")).value());
   }
   CHECK(seen == std::set<std::string>{"0123", "0123456789"});
@@ -585,11 +585,11 @@ TEST_CASE("mem fs: fail_all_from fails every later call of that kind until clear
   CHECK(fs.open(at("a"), OpenMode::read).is_ok());
 }
 
-TEST_CASE("mem fs: faults on directory operations, opens and creates change nothing") {
+TEST_CASE("mem fs: failed renames, unlinks, opens, creates, mkdirs and locks change nothing") {
   MemFs fs;
   make_root(fs);
   durable_file(fs, "a", "x");
-  for (Op op : {Op::rename, Op::unlink, Op::sync_dir, Op::create, Op::mkdir, Op::lock}) fs.fail(op, 1, FaultKind::eio);
+  for (Op op : {Op::rename, Op::unlink, Op::create, Op::mkdir, Op::lock}) fs.fail(op, 1, FaultKind::eio);
   CHECK(fs.rename(at("a"), at("b")).sys_errno() == EIO);
   CHECK(fs.unlink(at("a")).sys_errno() == EIO);
   CHECK(fs.open(at("c"), OpenMode::create_trunc).status().sys_errno() == EIO);
@@ -597,11 +597,51 @@ TEST_CASE("mem fs: faults on directory operations, opens and creates change noth
   CHECK(fs.lock(at("LOCK")).status().sys_errno() == EIO);
   CHECK(fs.list(kDir).value() == std::vector<std::string>{"a"});
   CHECK(fs.pending_dir_changes(kDir) == 0);
+}
+
+TEST_CASE("mem fs: a failed directory sync is final: a later sync does not make the changes it covered durable") {
+  MemFs fs;
+  make_root(fs);
+  durable_file(fs, "a", "x");
   REQUIRE(fs.rename(at("a"), at("b")).is_ok());
+  fs.fail(Op::sync_dir, 1, FaultKind::eio);
   CHECK(fs.sync_dir(kDir).sys_errno() == EIO);
+  CHECK(fs.list(kDir).value() == std::vector<std::string>{"b"});  // still reads back
   CHECK(fs.durable_list(kDir) == std::vector<std::string>{"a"});
-  CHECK(fs.sync_dir(kDir).is_ok());
-  CHECK(fs.durable_list(kDir) == std::vector<std::string>{"b"});
+  REQUIRE(fs.sync_dir(kDir).is_ok());
+  CHECK(fs.durable_list(kDir) == std::vector<std::string>{"a"});
+  CHECK(fs.pending_dir_changes(kDir) == 1);
+  // A crash may keep the rename or revert it, whatever the later sync did.
+  auto snap = fs.snapshot();
+  std::set<std::vector<std::string>> seen;
+  for (uint64_t seed = 0; seed < 32; seed++) {
+    fs.restore(snap);
+    fs.crash(seed, CrashMode::random);
+    seen.insert(fs.list(kDir).value());
+  }
+  CHECK(seen == std::set<std::vector<std::string>>{{"a"}, {"b"}});
+}
+
+TEST_CASE("mem fs: a change made after a failed directory sync is settled by the next sync, over the undetermined one") {
+  MemFs fs;
+  make_root(fs);
+  durable_file(fs, "keep", "k");
+  open_file(fs, at("new"));  // a create, then a failed sync
+  fs.fail(Op::sync_dir, 1, FaultKind::eio);
+  CHECK(fs.sync_dir(kDir).sys_errno() == EIO);
+  // Renaming the name away and back is a new change of it.
+  REQUIRE(fs.rename(at("new"), at("new.tmp")).is_ok());
+  REQUIRE(fs.rename(at("new.tmp"), at("new")).is_ok());
+  REQUIRE(fs.sync_dir(kDir).is_ok());
+  CHECK(fs.durable_list(kDir) == std::vector<std::string>{"keep", "new"});
+  auto snap = fs.snapshot();
+  for (CrashMode m : {CrashMode::drop_all, CrashMode::keep_all, CrashMode::random}) {
+    for (uint64_t seed = 0; seed < 8; seed++) {
+      fs.restore(snap);
+      fs.crash(seed, m);
+      CHECK(fs.list(kDir).value() == std::vector<std::string>{"keep", "new"});
+    }
+  }
 }
 
 TEST_CASE("mem fs: a read fault fails the read with EIO") {
@@ -629,7 +669,7 @@ TEST_CASE("mem fs: a path filter limits a fault to matching paths") {
   CHECK(seg->pwrite("x", 1, 0).sys_errno() == EIO);
 }
 
-TEST_CASE("mem fs: an eio sync failure keeps the writes pending for the next sync") {
+TEST_CASE("mem fs: a failed eio sync is final: the writes it covered stay undetermined after a later sync") {
   MemFs fs;
   make_root(fs);
   durable_file(fs, "a", "");
@@ -640,7 +680,41 @@ TEST_CASE("mem fs: an eio sync failure keeps the writes pending for the next syn
   CHECK(fs.durable_image(at("a")) == "");
   CHECK(fs.pending_ops(at("a")) == 1);
   sync(*f);
+  CHECK(fs.durable_image(at("a")) == "");
+  CHECK(fs.pending_ops(at("a")) == 1);
+  CHECK(get(*f, 0, 3) == "abc");
+  // A write after the failure is settled by the next sync; the earlier one
+  // is still up to the crash.
+  put(*f, 3, "d");
+  sync(*f);
+  CHECK(fs.durable_image(at("a")) == std::string(3, '\0') + "d");
+  auto snap = fs.snapshot();
+  std::set<std::string> seen;
+  for (uint64_t seed = 0; seed < 32; seed++) {
+    fs.restore(snap);
+    fs.crash(seed, CrashWeights::format_model());
+    seen.insert(fs.read_all(at("a")).value());
+  }
+  CHECK(seen == std::set<std::string>{std::string(3, '\0') + "d", "abcd"});
+}
+
+TEST_CASE("mem fs: writing the bytes of a failed sync again and syncing makes them durable") {
+  MemFs fs;
+  make_root(fs);
+  durable_file(fs, "a", "");
+  auto f = open_file(fs, at("a"), OpenMode::read_write);
+  put(*f, 0, "abc");
+  fs.fail(Op::sync, 1, FaultKind::enospc);
+  CHECK(f->datasync().sys_errno() == ENOSPC);
+  put(*f, 0, get(*f, 0, 3));
+  sync(*f);
   CHECK(fs.durable_image(at("a")) == "abc");
+  auto snap = fs.snapshot();
+  for (uint64_t seed = 0; seed < 16; seed++) {
+    fs.restore(snap);
+    fs.crash(seed, CrashWeights::format_model());
+    CHECK(fs.read_all(at("a")).value() == "abc");
+  }
 }
 
 TEST_CASE("mem fs: a sync_lose failure drops the pending writes from the durable image") {

@@ -1,11 +1,15 @@
 // MemFs: the in-memory, fault-injecting, crash-simulating Fs (see mem_fs.h).
 //
-// State: a Tree of Nodes. A Node is an inode: a file (current image, durable
-// image, pending writes/truncates) or a directory (current entries, durable
-// entries, pending changes). Roots are directories named by their full path.
+// State: a Tree of Nodes (mem_fs_state.h). A Node is an inode: a file (current
+// image, durable image, unsettled writes/truncates) or a directory (current
+// entries, durable entries, unsettled changes). Roots are directories named by
+// their full path. The device model (syncs, failed syncs, crashes) is in
+// mem_fs_crash.cc.
 // Everything sits behind Core::mu; Files and locks hold the Core, so they may
 // outlive the MemFs.
 #include "support/mem_fs.h"
+
+#include "support/mem_fs_state.h"
 
 #include <algorithm>
 #include <array>
@@ -22,74 +26,6 @@
 namespace alog::test {
 
 namespace memfs_detail {
-
-struct Node;
-using NodePtr = std::shared_ptr<Node>;
-
-// A write (bytes at off) or a truncate (to size off) not yet durable.
-struct PendingOp {
-  bool truncate = false;
-  uint64_t off = 0;
-  std::string bytes;
-};
-
-// One entry change of a directory: `name` now points at `after` (null: removed).
-struct DirChange {
-  std::string name;
-  NodePtr after;
-};
-// The entry changes of one operation in one directory, kept or reverted together.
-using DirRecord = std::vector<DirChange>;
-
-struct Node {
-  bool is_dir = false;
-  // Files.
-  std::string data;     // current image
-  std::string durable;  // durable image
-  std::vector<PendingOp> pending;
-  std::vector<std::pair<uint64_t, uint64_t>> unreadable;  // bad sectors: [from, to)
-  // Directories.
-  std::map<std::string, NodePtr> entries;
-  std::map<std::string, NodePtr> durable_entries;
-  std::vector<DirRecord> dir_pending;
-};
-
-struct Tree {
-  std::map<std::string, NodePtr> roots;
-  // Every directory made in this tree, so the destructor can break reference
-  // cycles that odd directory renames plus crashes could create.
-  std::vector<std::weak_ptr<Node>> dirs;
-  size_t prune_at = 64;
-
-  Tree() = default;
-  Tree(const Tree&) = delete;
-  Tree& operator=(const Tree&) = delete;
-  ~Tree() {
-    for (auto& w : dirs) {
-      if (auto d = w.lock()) {
-        d->entries.clear();
-        d->durable_entries.clear();
-        d->dir_pending.clear();
-      }
-    }
-  }
-
-  void track(const NodePtr& d) {
-    dirs.push_back(d);
-    if (dirs.size() >= prune_at) {
-      dirs.erase(std::remove_if(dirs.begin(), dirs.end(),
-                                [](const std::weak_ptr<Node>& w) { return w.expired(); }),
-                 dirs.end());
-      prune_at = std::max<size_t>(64, dirs.size() * 2);
-    }
-  }
-  NodePtr new_dir() {
-    auto d = std::make_shared<Node>();
-    d->is_dir = true;
-    track(d);
-    return d;
-  }
-};
 
 struct ActiveRule {
   FaultRule rule;
@@ -220,7 +156,9 @@ Where locate(const Tree& t, const std::string& raw, bool durable) {
   Node* cur = r->second.get();
   w.chain.push_back(cur);
   for (size_t i = 0; i + 1 < comps.size(); ++i) {
-    const auto& m = durable ? cur->durable_entries : cur->entries;
+    std::map<std::string, NodePtr> dm;
+    if (durable) dm = durable_entries_view(*cur);
+    const auto& m = durable ? dm : cur->entries;
     auto it = m.find(comps[i]);
     if (it == m.end()) {
       w.err = ENOENT;
@@ -241,7 +179,9 @@ Where locate(const Tree& t, const std::string& raw, bool durable) {
 NodePtr lookup(const Where& w, bool durable) {
   if (w.err) return nullptr;
   if (w.root) return w.root;
-  const auto& m = durable ? w.dir->durable_entries : w.dir->entries;
+  std::map<std::string, NodePtr> dm;
+  if (durable) dm = durable_entries_view(*w.dir);
+  const auto& m = durable ? dm : w.dir->entries;
   auto it = m.find(w.name);
   return it == m.end() ? nullptr : it->second;
 }
@@ -253,34 +193,10 @@ NodePtr find(const Tree& t, const std::string& path, bool durable, int* err = nu
   return n;
 }
 
-void write_at(std::string& img, uint64_t off, const char* p, size_t n) {
-  if (n == 0) return;
-  if (off + n > img.size()) img.resize(off + n, '\0');
-  std::memcpy(img.data() + off, p, n);
-}
-
-void apply_op(std::string& img, const PendingOp& op) {
-  if (op.truncate) {
-    img.resize(op.off, '\0');
-  } else {
-    write_at(img, op.off, op.bytes.data(), op.bytes.size());
-  }
-}
-
-void apply_record(std::map<std::string, NodePtr>& m, const DirRecord& rec) {
-  for (const auto& c : rec) {
-    if (c.after) {
-      m[c.name] = c.after;
-    } else {
-      m.erase(c.name);
-    }
-  }
-}
-
 // A directory change made now: current entries change, the record is pending.
 void change(Node* dir, DirRecord rec) {
   apply_record(dir->entries, rec);
-  dir->dir_pending.push_back(std::move(rec));
+  dir->dir_pending.push_back(DirOp{std::move(rec), Fate::pending});
 }
 
 struct Cloner {
@@ -301,10 +217,10 @@ struct Cloner {
       out.track(c);
       for (const auto& [k, v] : n->entries) c->entries[k] = clone(v);
       for (const auto& [k, v] : n->durable_entries) c->durable_entries[k] = clone(v);
-      for (const auto& rec : n->dir_pending) {
+      for (const auto& op : n->dir_pending) {
         DirRecord r2;
-        for (const auto& ch : rec) r2.push_back(DirChange{ch.name, clone(ch.after)});
-        c->dir_pending.push_back(std::move(r2));
+        for (const auto& ch : op.rec) r2.push_back(DirChange{ch.name, clone(ch.after)});
+        c->dir_pending.push_back(DirOp{std::move(r2), op.fate});
       }
     }
     return c;
@@ -317,122 +233,6 @@ std::unique_ptr<Tree> clone_tree(const Tree& t) {
   for (const auto& [k, v] : t.roots) out->roots[k] = cl.clone(v);
   return out;
 }
-
-// Computes the post-crash state of a tree in place.
-struct Crasher {
-  std::mt19937_64 rng;
-  CrashMode mode;
-  CrashWeights w;
-  CrashReport rep;
-  std::unordered_set<const Node*> seen;
-
-  bool chance_pct(uint32_t pct) { return rng() % 100 < pct; }
-
-  // Whether a pending item of the given "lost" odds survives.
-  bool survives(uint32_t lost_pct) {
-    if (mode == CrashMode::keep_all) return true;
-    if (mode == CrashMode::drop_all) return false;
-    return !chance_pct(lost_pct);
-  }
-
-  enum Outcome { keep, drop, torn, zero, garble };
-  Outcome pick() {
-    if (mode == CrashMode::keep_all) return keep;
-    if (mode == CrashMode::drop_all) return drop;
-    const uint64_t ws[5] = {w.keep, w.drop, w.torn, w.zero, w.garble};
-    uint64_t total = ws[0] + ws[1] + ws[2] + ws[3] + ws[4];
-    if (total == 0) return keep;
-    uint64_t r = rng() % total;
-    for (int i = 0; i < 5; ++i) {
-      if (r < ws[i]) return static_cast<Outcome>(i);
-      r -= ws[i];
-    }
-    return keep;
-  }
-
-  void file(Node& n) {
-    std::string img = n.durable;
-    for (const PendingOp& op : n.pending) {
-      if (op.truncate) {
-        if (survives(w.truncate_lost_pct)) {
-          apply_op(img, op);
-          ++rep.truncates_kept;
-        } else {
-          ++rep.truncates_lost;
-        }
-        continue;
-      }
-      const uint64_t len = op.bytes.size();
-      switch (pick()) {
-        case keep:
-          apply_op(img, op);
-          ++rep.writes_kept;
-          break;
-        case drop:
-          ++rep.writes_dropped;
-          break;
-        case torn: {
-          const uint64_t end = op.off + len;
-          for (uint64_t s = op.off / MemFs::kSector; s * MemFs::kSector < end; ++s) {
-            if ((rng() & 1) == 0) continue;
-            uint64_t a = std::max(op.off, s * MemFs::kSector);
-            uint64_t b = std::min(end, (s + 1) * MemFs::kSector);
-            write_at(img, a, op.bytes.data() + (a - op.off), b - a);
-          }
-          ++rep.writes_torn;
-          break;
-        }
-        case zero: {
-          std::string z(len, '\0');
-          write_at(img, op.off, z.data(), len);
-          ++rep.writes_zeroed;
-          break;
-        }
-        case garble: {
-          std::string g(len, '\0');
-          for (uint64_t i = 0; i < len; i += 8) {
-            uint64_t r = rng();
-            for (uint64_t j = i; j < std::min(len, i + 8); ++j) {
-              g[j] = static_cast<char>(r & 0xff);
-              r >>= 8;
-            }
-          }
-          write_at(img, op.off, g.data(), len);
-          ++rep.writes_garbled;
-          break;
-        }
-      }
-    }
-    n.data = img;
-    n.durable = std::move(img);
-    n.pending.clear();
-  }
-
-  void visit(const NodePtr& n) {
-    if (!seen.insert(n.get()).second) return;
-    if (!n->is_dir) {
-      file(*n);
-      return;
-    }
-    auto m = n->durable_entries;
-    for (const auto& rec : n->dir_pending) {
-      if (survives(w.dir_revert_pct)) {
-        apply_record(m, rec);
-        ++rep.dir_changes_kept;
-      } else {
-        ++rep.dir_changes_reverted;
-      }
-    }
-    n->dir_pending.clear();
-    n->entries = m;
-    n->durable_entries = std::move(m);
-    // Children by name: deterministic order of random draws.
-    std::vector<NodePtr> kids;
-    kids.reserve(n->entries.size());
-    for (const auto& kv : n->entries) kids.push_back(kv.second);
-    for (const auto& k : kids) visit(k);
-  }
-};
 
 class MemFile final : public File {
  public:
@@ -501,11 +301,13 @@ class MemFile final : public File {
     std::lock_guard<std::mutex> g(core_->mu);
     if (stale()) return stale_status("fdatasync");
     if (auto f = core_->check(Op::sync, path_)) {
-      if (!f->dead && f->kind == FaultKind::sync_lose) node_->pending.clear();
+      // A failed fsync is final (FORMAT.md): what it covered may or may not
+      // reach the disk, whatever later syncs do. Power off: the crash decides.
+      if (!f->dead && f->kind != FaultKind::power_off)
+        fail_file_sync(*node_, f->kind == FaultKind::sync_lose);
       return fault_status(*f, "fdatasync", path_);
     }
-    for (const auto& op : node_->pending) apply_op(node_->durable, op);
-    node_->pending.clear();
+    settle_file(*node_);
     return {};
   }
 
@@ -712,13 +514,19 @@ Result<std::vector<std::string>> MemFs::list(const std::string& dir) {
 
 Status MemFs::sync_dir(const std::string& dir) {
   std::lock_guard<std::mutex> g(core_->mu);
-  if (auto f = core_->check(Op::sync_dir, dir)) return memfs_detail::fault_status(*f, "fsync directory", dir);
+  auto f = core_->check(Op::sync_dir, dir);
+  if (f && (f->dead || f->kind == FaultKind::power_off)) return memfs_detail::fault_status(*f, "fsync directory", dir);
   int err = 0;
   NodePtr n = memfs_detail::find(*core_->tree, dir, false, &err);
-  if (!n) return Status::io_error("open directory", dir, err);
-  if (!n->is_dir) return Status::io_error("open directory", dir, ENOTDIR);
-  n->durable_entries = n->entries;
-  n->dir_pending.clear();
+  if (!n) return f ? memfs_detail::fault_status(*f, "fsync directory", dir) : Status::io_error("open directory", dir, err);
+  if (!n->is_dir) return f ? memfs_detail::fault_status(*f, "fsync directory", dir) : Status::io_error("open directory", dir, ENOTDIR);
+  if (f) {
+    // A failed fsync is final (FORMAT.md): the changes it covered may or may
+    // not be durable, and no later sync settles them.
+    memfs_detail::fail_dir_sync(*n);
+    return memfs_detail::fault_status(*f, "fsync directory", dir);
+  }
+  memfs_detail::settle_dir(*n);
   return {};
 }
 
@@ -871,7 +679,7 @@ std::optional<std::string> MemFs::durable_image(const std::string& path) const {
   std::lock_guard<std::mutex> g(core_->mu);
   NodePtr n = memfs_detail::find(*core_->tree, path, true);
   if (!n || n->is_dir) return std::nullopt;
-  return n->durable;
+  return memfs_detail::durable_view(*n);
 }
 
 Result<std::string> MemFs::read_all(const std::string& path) const {
@@ -905,7 +713,8 @@ Status MemFs::set_contents(const std::string& path, std::string_view bytes) {
     n = std::make_shared<Node>();
     w.dir->entries[w.name] = n;
   }
-  w.dir->durable_entries[w.name] = n;
+  // Durable at once, over any unsettled change of the name before it.
+  w.dir->dir_pending.push_back(memfs_detail::DirOp{DirRecord{{w.name, n}}, memfs_detail::Fate::settled});
   n->data.assign(bytes.data(), bytes.size());
   n->durable = n->data;
   n->pending.clear();
@@ -927,20 +736,20 @@ std::vector<std::string> MemFs::durable_list(const std::string& dir) const {
   std::vector<std::string> names;
   NodePtr n = memfs_detail::find(*core_->tree, dir, true);
   if (!n || !n->is_dir) return names;
-  for (const auto& kv : n->durable_entries) names.push_back(kv.first);
+  for (const auto& kv : memfs_detail::durable_entries_view(*n)) names.push_back(kv.first);
   return names;
 }
 
 size_t MemFs::pending_ops(const std::string& path) const {
   std::lock_guard<std::mutex> g(core_->mu);
   NodePtr n = memfs_detail::find(*core_->tree, path, false);
-  return n && !n->is_dir ? n->pending.size() : 0;
+  return n && !n->is_dir ? memfs_detail::unsettled_ops(*n) : 0;
 }
 
 size_t MemFs::pending_dir_changes(const std::string& dir) const {
   std::lock_guard<std::mutex> g(core_->mu);
   NodePtr n = memfs_detail::find(*core_->tree, dir, false);
-  return n && n->is_dir ? n->dir_pending.size() : 0;
+  return n && n->is_dir ? memfs_detail::unsettled_records(*n) : 0;
 }
 
 }  // namespace alog::test

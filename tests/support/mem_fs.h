@@ -19,13 +19,21 @@
 // * The device model of /work/shared/FORMAT.md ("Device model"). Every file has
 //   a *current* image (what reads see) and a *durable* image (what survives a
 //   crash). Every write and truncate since the file's last successful datasync
-//   is kept, in order, as a pending operation; datasync() applies them to the
-//   durable image. Every directory change (create, rename, unlink, mkdir) is
-//   pending in its directory until sync_dir() of that directory; the durable
-//   namespace of that directory then equals the current one. A rename between
-//   two directories is a removal pending in the source and an addition pending
-//   in the target (each needs its own sync_dir); a rename inside one directory
-//   is a single change, kept or reverted as a whole.
+//   is kept, in order, as a pending operation; every directory change (create,
+//   rename, unlink, mkdir) is pending in its directory. A rename between two
+//   directories is a removal pending in the source and an addition pending in
+//   the target (each needs its own sync_dir); a rename inside one directory is
+//   a single change, kept or reverted as a whole. A successful datasync() /
+//   sync_dir() settles what is pending in that file / directory: every crash
+//   keeps it. A *failed* one is final ("A failed fsync is final"): what was
+//   pending becomes undetermined: it still reads back, a crash may keep or
+//   drop it (a write: or any subset of its 512-byte sectors) like anything
+//   unsynced, and no later sync settles it (only a new write or directory
+//   change of the same bytes or name can). FaultKind::sync_lose is the
+//   harshest case: the writes it covered are lost at any crash.
+//   At a crash, every unsynced write (pending or undetermined), including
+//   the ones the process that made them never synced (a killed process's page
+//   cache), may be absent, present, or present in any subset of its sectors.
 // * crash() replaces the state, in place, with a possible post-power-loss state
 //   (see CrashMode); faults (fail(), power_off()) make calls fail like a sick disk.
 //
@@ -83,7 +91,8 @@ inline constexpr size_t kOpCount = 13;
 // "write", "sync", ... (the enumerator's name).
 const char* op_name(Op op);
 
-// What an injected fault does. Unless stated, the failed call changes nothing.
+// What an injected fault does. Unless stated, the failed call changes nothing,
+// except that a failed datasync or sync_dir is final (see the device model).
 enum class FaultKind : uint8_t {
   eio,                 // fail with EIO
   enospc,              // fail with ENOSPC
@@ -94,10 +103,12 @@ enum class FaultKind : uint8_t {
   // The prefix is a pending write like any other.
   short_write,
   short_write_enospc,
-  // datasync only (elsewhere like eio): a Linux-style failed fsync. Returns EIO
-  // and drops the file's pending operations from what can become durable: they
-  // still read back from the current image until a crash, and the next datasync
-  // succeeds without making them durable.
+  // datasync only (elsewhere like eio): a Linux-style failed fsync whose pages
+  // were marked clean unwritten. Returns EIO and drops the file's unsettled
+  // operations from what can become durable: they still read back from the
+  // current image until a crash, and the next datasync succeeds without making
+  // them durable. (Any other failed datasync or sync_dir leaves what it covered
+  // undetermined: see "The device model" above.)
   sync_lose,
   // Power failure at this call: the call fails with EIO, and so does every later
   // call of any kind until crash() or restore(). A write or truncate that hits
@@ -125,9 +136,12 @@ struct FaultRule {
 
 // How crash() treats what is not durable.
 enum class CrashMode : uint8_t {
-  keep_all,  // every pending write, truncate and directory change survives
-             // (a process kill: the page cache outlives the process)
-  drop_all,  // only durable data and the durable namespace survive
+  keep_all,  // every unsynced write, truncate and directory change survives
+             // (undetermined ones included); a process kill is not a crash:
+             // to model one, drop the Log and keep using the MemFs (the page
+             // cache outlives the process, nothing becomes durable)
+  drop_all,  // only durable data and the durable namespace survive (every
+             // pending and undetermined change is dropped)
   random,    // each pending item decided independently by a seeded
              // std::mt19937_64, with CrashWeights{} (below)
 };
@@ -203,7 +217,9 @@ class MemFs final : public alog::Fs {
   Status mkdir(const std::string& path) override;
   // Current names in a directory, sorted.
   Result<std::vector<std::string>> list(const std::string& dir) override;
-  // Makes the directory's current entries its durable entries.
+  // Settles the directory's pending changes (not the undetermined ones a
+  // failed sync_dir left: those stay undecided until a crash). A fault makes
+  // its pending changes undetermined.
   Status sync_dir(const std::string& dir) override;
   // flock(LOCK_EX|LOCK_NB) on the inode at `path`, creating the file if missing
   // (a pending directory change). Errc::locked (errno EWOULDBLOCK) while another
@@ -239,9 +255,9 @@ class MemFs final : public alog::Fs {
 
   // ---- Crashes and snapshots ---------------------------------------------
   // Replaces the state in place by a post-crash state: durable data and durable
-  // directory entries are kept; pending writes, truncates and directory changes
-  // are kept or not per `mode` (random: CrashWeights{}), applied in the order
-  // they were made. The same state and seed give the same result. Afterwards
+  // directory entries are kept, and so are settled changes; pending and
+  // undetermined writes, truncates and directory changes are kept or not per
+  // `mode` (random: CrashWeights{}), all applied in the order they were made. The same state and seed give the same result. Afterwards
   // current == durable everywhere, nothing is pending, every File and FileLock
   // handed out before is invalid (calls fail with EIO; destroying them is fine),
   // every lock is released and power is back on. Fault rules and counters stay.
@@ -256,7 +272,8 @@ class MemFs final : public alog::Fs {
   // Bytes a read sees at `path` in the current namespace; nullopt if no file.
   std::optional<std::string> current_image(const std::string& path) const;
   // Bytes a drop_all crash would leave at `path`: `path` resolved through the
-  // durable namespace, then that file's durable image; nullopt if no such file.
+  // durable namespace, then that file's durable image (settled operations only);
+  // nullopt if no such file.
   std::optional<std::string> durable_image(const std::string& path) const;
   // Like current_image, but an error Status (ENOENT, EISDIR, ...) if no file.
   Result<std::string> read_all(const std::string& path) const;
@@ -272,9 +289,11 @@ class MemFs final : public alog::Fs {
   bool durably_exists(const std::string& path) const;
   // Sorted names of a directory in the durable namespace (empty if none).
   std::vector<std::string> durable_list(const std::string& dir) const;
-  // Pending writes+truncates of the file at `path` (0 if none or no file).
+  // Writes+truncates of the file at `path` that a crash may drop: pending and
+  // undetermined ones (0 if none or no file).
   size_t pending_ops(const std::string& path) const;
-  // Pending (unsynced) changes of directory `dir` (0 if none or no directory).
+  // Changes of directory `dir` that a crash may revert: pending and
+  // undetermined ones (0 if none or no directory).
   size_t pending_dir_changes(const std::string& dir) const;
 
  private:
