@@ -18,7 +18,7 @@ run() {  # name target seed-dir flags...
   name=$1 target=$2 seeds=$3
   shift 3
   mkdir -p "$work/$name" && cp "$seeds"/* "$work/$name/"
-  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -detect_leaks=1 -print_final_stats=1 "$@" "$work/$name" \
+  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -timeout=60 -detect_leaks=1 -print_final_stats=1 "$@" "$work/$name" \
     >"$work/$name.log" 2>&1
 }
 status=0

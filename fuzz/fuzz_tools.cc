@@ -9,7 +9,14 @@
 //    that are valid; never an uncaught exception);
 //  * everything on standard error is lines beginning "alog: ", and none is
 //    an "internal error" (an exception the commands did not expect);
-//  * no command changes, adds or removes a byte in the directory.
+//  * no command changes, adds or removes a byte in the directory, or
+//    outside it.
+//
+// Hostile shapes: a file whose bytes are "@fifo" is made a FIFO, and one
+// whose bytes are "@link:NAME" a symbolic link to NAME in the directory, or,
+// for "@link:../NAME", to a file outside it (`target`, a copy of the first
+// segment of the archive, or a name that does not exist). Every command must
+// end (no wait on a FIFO) and leave them as they were.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -29,6 +36,7 @@
 namespace {
 
 std::string g_dir;   // the log directory
+std::string g_out;   // beside it: what links point to outside the log
 int g_err_fd = -1;   // a memfd that stands in for standard error during a command
 
 void fail_if(bool bad, const std::string& what) {
@@ -40,6 +48,8 @@ std::vector<std::string> names();
 void remove_dir() {
   if (g_dir.empty()) return;
   for (const auto& n : names()) ::unlink((g_dir + "/" + n).c_str());
+  ::unlink((g_out + "/target").c_str());
+  ::rmdir(g_out.c_str());
   ::rmdir(g_dir.c_str());
   ::rmdir(g_dir.substr(0, g_dir.size() - 4).c_str());
 }
@@ -50,7 +60,9 @@ void init() {
   std::string tmpl = root + "/alog-fuzz-tools-XXXXXX";
   fail_if(!::mkdtemp(tmpl.data()), "mkdtemp failed in " + root);
   g_dir = tmpl + "/log";
+  g_out = tmpl + "/outside";
   fail_if(::mkdir(g_dir.c_str(), 0755) != 0, "mkdir " + g_dir);
+  fail_if(::mkdir(g_out.c_str(), 0755) != 0, "mkdir " + g_out);
   // Records and reports go nowhere; standard error is captured per command.
   int null = ::open("/dev/null", O_WRONLY);
   fail_if(null < 0 || ::dup2(null, 1) < 0, "cannot send standard output to /dev/null");
@@ -83,10 +95,42 @@ std::vector<std::string> names() {
   return v;
 }
 
+// What a name is: a FIFO or a link as such (never opened), a file's bytes.
+std::string shape(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "<absent>";
+  if (S_ISFIFO(st.st_mode)) return "<fifo>";
+  if (S_ISLNK(st.st_mode)) {
+    char buf[4096];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+    return "<link to " + std::string(buf, n > 0 ? size_t(n) : 0) + ">";
+  }
+  return read_all(path);
+}
+
 std::map<std::string, std::string> snapshot() {
   std::map<std::string, std::string> m;
-  for (const auto& n : names()) m[n] = read_all(g_dir + "/" + n);
+  for (const auto& n : names()) m[n] = shape(g_dir + "/" + n);
+  m["../outside/target"] = shape(g_out + "/target");
   return m;
+}
+
+// Writes one file of the archive, or the hostile shape it asks for.
+void make(const std::string& p, const std::string& bytes) {
+  if (bytes == "@fifo") {
+    fail_if(::mkfifo(p.c_str(), 0644) != 0, "mkfifo " + p);
+    return;
+  }
+  if (bytes.rfind("@link:", 0) == 0) {
+    std::string to = bytes.substr(6);
+    if (to.rfind("../", 0) == 0) to = "../outside/" + to.substr(3);
+    fail_if(::symlink(to.c_str(), p.c_str()) != 0, "symlink " + p);
+    return;
+  }
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  fail_if(fd < 0, "create " + p);
+  fail_if(::write(fd, bytes.data(), bytes.size()) != ssize_t(bytes.size()), "write " + p);
+  ::close(fd);
 }
 
 // alog ARGS..., with standard error captured; returns the exit status.
@@ -131,12 +175,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t mode = data[0];
   for (const auto& n : names()) fail_if(::unlink((g_dir + "/" + n).c_str()) != 0, "unlink " + n);
   std::vector<std::string> segments;
-  for (const auto& f : alog::fuzz::split_archive(data + 1, size - 1)) {
+  const auto files = alog::fuzz::split_archive(data + 1, size - 1);
+  ::unlink((g_out + "/target").c_str());
+  for (const auto& f : files)
+    if (f.bytes.rfind("ALOG", 0) == 0) {  // outside, a copy of a segment
+      make(g_out + "/target", f.bytes);
+      break;
+    }
+  for (const auto& f : files) {
     std::string p = g_dir + "/" + f.name;
-    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    fail_if(fd < 0, "create " + p);
-    fail_if(::write(fd, f.bytes.data(), f.bytes.size()) != ssize_t(f.bytes.size()), "write " + p);
-    ::close(fd);
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0) fail_if(::unlink(p.c_str()) != 0, "unlink " + p);  // a name twice: the last
+    make(p, f.bytes);
     if (f.name.size() == 24 && f.name.compare(20, 4, ".seg") == 0) segments.push_back(p);
   }
   const auto before = snapshot();

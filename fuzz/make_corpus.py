@@ -46,6 +46,18 @@ def main():
             # Leftovers and a misnamed segment.
             write("reader", v + ".leftovers",
                   bytes([0x03]) + archive(files[:3] + [(2, 4, segs[3]), (2, 5, b""), (1, 9, segs[4])]))
+        if v == "seed-append":
+            # Hostile shapes for fuzz_tools (fuzz_tools.cc): FIFOs and links
+            # where segments and alog.json should be, first so that -max_len
+            # keeps them. Mode 0x7f: every command, a segment file too.
+            for name, shapes in [
+                ("fifo-segment", [(1, 63, b"@fifo")]),
+                ("fifo-options", [(3, 1, b"@fifo")]),
+                ("link-outside", [(1, 62, b"@link:../target")]),
+                ("link-sibling", [(1, 61, b"@link:00000000000000000000.seg")]),
+                ("dangling-links", [(2, 2, b"@link:../missing"), (3, 0, b"@link:../missing")]),
+            ]:
+                write("reader", "hostile-" + name, bytes([0x7F]) + archive(shapes + files))
     rng = random.Random(20260101)
     for i in range(16):
         write("model", "random-%02d" % i, bytes(rng.randrange(256) for _ in range(200 + 150 * i)))
