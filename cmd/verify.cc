@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "cli.h"
 #include "report.h"
 #include "segment_file.h"
@@ -14,7 +17,15 @@ namespace {
 struct VerifyCmdOptions {
   std::string path;
   bool headers_only = false;
+  std::string jobs = "1";
 };
+
+// --jobs: N segments at once; 0, one per core.
+unsigned jobs_of(const std::string& s) {
+  uint64_t n = parse_u64(s).value_or(1);
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  return unsigned(std::min<uint64_t>(n, 256));
+}
 
 Json verify_json(const VerifyReport& r, int exit) {
   ProblemCounts c = count_problems(r);
@@ -44,6 +55,7 @@ int run_verify(const VerifyCmdOptions& o, const Global& g) {
   Progress progress(g, "verify", /*delayed=*/false);
   VerifyOptions vo;
   vo.headers_only = o.headers_only;
+  vo.jobs = jobs_of(o.jobs);
   vo.progress = progress_fn(progress);
   auto res = verify(o.path, vo);
   progress.clear();
@@ -70,6 +82,8 @@ Command add_verify(CLI::App& app, const Global& g) {
   sub->fallthrough();
   sub->add_option("DIR", o->path, "Log directory or segment file")->required();
   sub->add_flag("--headers-only", o->headers_only, "Verify via checkpoints without reading payloads");
+  sub->add_option("-j,--jobs", o->jobs, "Segments verified at once, on as many threads (0: one per core); the report is the same")
+      ->check(CLI::Validator(check_u64(), "N"));
   return {sub, false, [o, &g] { return run_verify(*o, g); }};
 }
 

@@ -21,6 +21,13 @@ class LostRuns {
     }
     runs_.push_back({file, offset, seq, seq});
   }
+  // Adds the runs of `later` (met after these), merging where they meet.
+  void append(const LostRuns& later) {
+    for (const Run& r : later.runs_) {
+      if (!runs_.empty() && runs_.back().last + 1 == r.first) runs_.back().last = r.last;
+      else runs_.push_back(r);
+    }
+  }
   // Drops every lost sequence at or after seq (records a walk's cut leaves
   // out); returns how many were dropped.
   uint64_t drop_from(uint64_t seq) {

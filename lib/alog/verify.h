@@ -95,8 +95,12 @@ struct VerifyReport {
 struct VerifyOptions {
   bool headers_only = false;  // verify via checkpoints without reading payloads
   Fs* fs = nullptr;           // nullptr: posix_fs()
-  // Called now and then with bytes walked so far and the total to walk.
+  // Called now and then with bytes walked so far and the total to walk
+  // (with jobs > 1: after each segment, from the calling thread).
   std::function<void(uint64_t done, uint64_t total)> progress;
+  // Segments walked at once, on as many threads; the report is the same
+  // for any number.
+  unsigned jobs = 1;
 };
 
 // Verifies a log directory, or a single segment file. Never writes. Errors
