@@ -174,11 +174,6 @@ bool ControlService::stopping() {
   return stop_flag_;
 }
 
-bool ControlService::pending() {
-  std::lock_guard<std::mutex> l(mu_);
-  return request_.has_value() && !reply_;
-}
-
 void ControlService::loop() {
   while (!stopping()) {
     struct pollfd p[2] = {{listen_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
@@ -262,6 +257,7 @@ void ControlService::handle(int conn) {
     std::unique_lock<std::mutex> l(mu_);
     request_ = std::move(req);
     reply_.reset();
+    waiting_.store(true, std::memory_order_release);
     char c = 1;
     (void)!::write(wake_[1], &c, 1);
     cv_.wait(l, [&] { return reply_.has_value() || stop_flag_; });
@@ -274,6 +270,7 @@ void ControlService::handle(int conn) {
     }
     request_.reset();
     reply_.reset();
+    waiting_.store(false, std::memory_order_release);
   }
   (void)send_all(conn, reply, stop_[0]);
 }
@@ -305,6 +302,7 @@ void ControlService::serve(const ControlHandler& h) {
   {
     std::lock_guard<std::mutex> l(mu_);
     reply_ = json_line(r);
+    waiting_.store(false, std::memory_order_release);
   }
   cv_.notify_all();
 }

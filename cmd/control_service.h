@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -45,7 +46,7 @@ class ControlService {
 
   // Readable while a request waits (for set_extra_wake_fd()).
   int wake_fd() const { return wake_[0]; }
-  bool pending();
+  bool pending() const { return waiting_.load(std::memory_order_acquire); }
   // Runs the waiting request, if any, through h and hands its reply over.
   void serve(const ControlHandler& h);
 
@@ -69,6 +70,7 @@ class ControlService {
   std::optional<Json> request_;  // checked, waiting for serve()
   std::optional<std::string> reply_;
   bool stop_flag_ = false;
+  std::atomic<bool> waiting_{false};  // request_ is set and has no reply yet
 };
 
 // Helpers for the served commands: a request argument that is a string (or

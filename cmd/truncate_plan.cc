@@ -40,6 +40,14 @@ uint64_t cut_bytes(const Log& log, const SegmentInfo& holder, uint64_t seq, bool
   return len > new_len ? len - new_len : 0;
 }
 
+// The directory as the user spelled it, without trailing slashes as the
+// library keeps it (the holder's own log may spell it otherwise).
+std::string spelled(const TruncateResult& r) {
+  std::string p = r.path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
 void finish(TruncateResult& r, const Log& log, uint64_t first, uint64_t next, bool live) {
   r.first_seq = first;
   r.last_seq = next > first ? std::optional<uint64_t>(next - 1) : std::nullopt;
@@ -63,7 +71,7 @@ std::unique_ptr<Log> open_for_plan(const std::string& dir, std::optional<uint64_
 void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut, bool live) {
   const uint64_t first = log.first_sequence(), next = log.next_sequence();
   if (cut > next)
-    fail("out_of_bounds", log.dir(), std::nullopt,
+    fail("out_of_bounds", spelled(r), std::nullopt,
          fmt::format("sequence {} is beyond the next sequence {}", cut, next));
   for (const auto& s : log.segments()) {
     if (s.active || s.next_sequence > cut) break;
@@ -78,7 +86,7 @@ void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut, bool 
 void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq, bool live) {
   const uint64_t first = log.first_sequence(), next = log.next_sequence();
   if (seq < first || seq >= next)
-    fail("out_of_bounds", log.dir(), std::nullopt,
+    fail("out_of_bounds", spelled(r), std::nullopt,
          log.empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq, next)
                      : fmt::format("sequence {} is not in the log [{}, {}]", seq, first, next - 1));
   if (seq + 1 < next) {
