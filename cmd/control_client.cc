@@ -45,7 +45,9 @@ bool send_all(int fd, std::string_view s) {
 }
 
 // The reply line, waiting up to kReplyTimeoutMs (a signal stops the wait).
-std::string read_reply(int fd, const std::string& path) {
+// unsent: the request could not be sent (the holder closed at once, having
+// maybe replied with a refusal first); then no reply at all is nullopt.
+std::optional<std::string> read_reply(int fd, const std::string& path, bool unsent) {
   std::string buf;
   const uint64_t deadline = now_ms() + uint64_t(control::kReplyTimeoutMs);
   char tmp[65536];
@@ -62,6 +64,7 @@ std::string read_reply(int fd, const std::string& path) {
     if (w != Wake::ready) continue;
     ssize_t n = ::recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0 && unsent && buf.empty()) return std::nullopt;
     if (n < 0) broken(path, std::string("read: ") + std::strerror(errno));
     if (n == 0) broken(path, "the holder closed the connection without a reply");
     buf.append(tmp, size_t(n));
@@ -105,10 +108,11 @@ std::optional<int> ask_holder(const Global& g, const std::string& dir, const cha
   req["args"] = args;
   req["json"] = g.json();
   req["quiet"] = g.quiet;
-  // A holder that closed before reading is one that did not answer.
-  if (!send_all(s.fd, json_line(req))) return std::nullopt;
-  std::string line = read_reply(s.fd, path);
-  Json r = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  // A holder that closed before reading, with no reply, did not answer.
+  const bool sent = send_all(s.fd, json_line(req));
+  std::optional<std::string> line = read_reply(s.fd, path, !sent);
+  if (!line) return std::nullopt;
+  Json r = Json::parse(*line, nullptr, /*allow_exceptions=*/false);
   if (!r.is_object() || !r.contains("v") || !r["v"].is_number_integer())
     broken(path, "the holder's reply is not a protocol reply");
   if (r.value("retry", false)) return std::nullopt;

@@ -23,6 +23,8 @@ namespace alog::cli::control {
 inline constexpr int kVersion = 1;
 // Longest request line the holder reads (with its newline).
 inline constexpr size_t kMaxRequestBytes = 64 * 1024;
+// How deeply a request's arrays and objects may nest.
+inline constexpr int kMaxRequestNesting = 8;
 // Longest reply line a client reads.
 inline constexpr size_t kMaxReplyBytes = 64 * 1024 * 1024;
 // How long the holder waits for a whole request, and for a client to take

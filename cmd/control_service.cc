@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -63,9 +64,32 @@ bool known_op(const std::string& op) {
   return op == control::kOpTruncateBefore || op == control::kOpTruncateAfter || op == control::kOpRoll;
 }
 
+// How deeply arrays and objects nest in the JSON text (strings skipped), so
+// that a hostile request cannot make a deep value that copying recurses on.
+int nesting(std::string_view s) {
+  int depth = 0, most = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); i++) {
+    char c = s[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      most = std::max(most, ++depth);
+    } else if (c == ']' || c == '}') {
+      depth--;
+    }
+  }
+  return most;
+}
+
 // "" when the request is one the holder serves (then in *out), else why not.
 std::string check_request(const std::string& line, Json* out, std::string* code) {
   *code = "bad_request";
+  if (nesting(line) > control::kMaxRequestNesting)
+    return fmt::format("the request nests more than {} levels deep", control::kMaxRequestNesting);
   Json j;
   try {
     j = Json::parse(line, nullptr, /*allow_exceptions=*/false);

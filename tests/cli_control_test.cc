@@ -306,6 +306,9 @@ TEST_CASE("a bad request gets an error reply and the holder keeps ingesting and 
                         Case{"{\"v\":1,\"op\":\"recover\"}\n", "unsupported_op"},
                         Case{"{\"v\":1,\"op\":\"roll\",\"json\":7}\n", "bad_request"},
                         Case{std::string(70000, 'x'), "bad_request"},
+                        Case{"{\"v\":1,\"op\":\"roll\",\"args\":{\"x\":" + std::string(3000, '[') +
+                                 std::string(3000, ']') + "}}\n",
+                             "bad_request"},
                         Case{"{\"v\":1,\"op\":\"roll\"}", "bad_request"}}) {
     CAPTURE(k.request.substr(0, 40));
     std::string reply = raw_exchange(d, k.request);
