@@ -2,7 +2,9 @@
 // newline, NUL, a 32-bit big-endian length prefix, or one per file; appended
 // in batches, each written within --flush-interval of its first record and
 // synced within --sync-interval; durable when it exits 0 (or 130 after a
-// signal, having appended every complete record it read).
+// signal, having appended every complete record it read). Meanwhile it
+// serves truncate-before, truncate-after and roll on DIR/control.sock
+// (control_service.h), between two batches.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <fmt/core.h>

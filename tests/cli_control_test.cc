@@ -166,6 +166,21 @@ TEST_CASE("truncate-before --keep through a live append prints what it prints al
     CHECK(live.err == replace_all(solo.err, alone, d));
   }
   check_records(d, 80, 80, 200);
+  // Spelled otherwise than the holder spells it (relative, a trailing
+  // slash): the report and the errors name DIR as the client gave it.
+  for (std::string args : {"--json truncate-before -n --keep 5", "truncate-before -n 999"}) {
+    CAPTURE(args);
+    RunResult live = run("cd " + shq(t.path()) + " && " + alog_cli() + " " + args + " log/");
+    RunResult solo = run("cd " + shq(t.path()) + " && " + alog_cli() + " " + args + " alone/");
+    CHECK(live.exit_code == solo.exit_code);
+    CHECK(live.out == replace_all(solo.out, "alone", "log"));
+    CHECK(live.err == replace_all(solo.err, "alone", "log"));
+  }
+  // --wait is not needed, and not waited for, when the holder serves.
+  RunResult w = run_alog("truncate-before -n --wait 1h --keep 5 " + shq(d));
+  CHECK(w.exit_code == 0);
+  CHECK(w.out == run_alog("truncate-before -n --keep 5 " + shq(alone)).out);
+  CHECK(w.out.rfind("would remove 115 records (80-194)", 0) == 0);
   // Ingest goes on after the requests, with the next sequence.
   c.write(records(200, 210));
   REQUIRE(wait_visible(d, 210));
