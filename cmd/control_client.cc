@@ -55,7 +55,8 @@ std::optional<std::string> read_reply(int fd, const std::string& path, bool unse
     size_t nl = buf.find('\n');
     if (nl != std::string::npos) return buf.substr(0, nl);
     if (buf.size() > control::kMaxReplyBytes)
-      broken(path, fmt::format("the holder's reply is longer than {} bytes", control::kMaxReplyBytes));
+      broken(path,
+             fmt::format("the holder's reply is longer than {} bytes", control::kMaxReplyBytes));
     uint64_t now = now_ms();
     if (now >= deadline)
       broken(path, fmt::format("the holder did not reply within {} ms", control::kReplyTimeoutMs));
@@ -84,7 +85,8 @@ bool server_allowed(int fd, const std::string& dir) {
 
 }  // namespace
 
-std::optional<int> ask_holder(const Global& g, const std::string& dir, const char* op, const Json& args) {
+std::optional<int> ask_holder(const Global& g, const std::string& dir, const char* op,
+                              const Json& args) {
   if (!writer_active(dir)) return std::nullopt;
   const std::string path = path_join(dir, std::string(format::kControlSocketName));
   struct stat st;
@@ -97,7 +99,8 @@ std::optional<int> ask_holder(const Global& g, const std::string& dir, const cha
   Fd s;
   s.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s.fd < 0) return std::nullopt;
-  if (::connect(s.fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
+  if (::connect(s.fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0)
+    return std::nullopt;
   if (!server_allowed(s.fd, dir)) {
     warn(g, path, std::nullopt, "its server runs as another user; not sending the request there");
     return std::nullopt;
@@ -118,14 +121,16 @@ std::optional<int> ask_holder(const Global& g, const std::string& dir, const cha
   if (r.value("retry", false)) return std::nullopt;
   if (r.contains("error")) {
     const Json& e = r["error"];
-    std::string code = e.is_object() && e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>() : "io";
+    std::string code = e.is_object() && e.contains("code") && e["code"].is_string()
+                           ? e["code"].get<std::string>()
+                           : "io";
     std::string msg = e.is_object() && e.contains("message") && e["message"].is_string()
                           ? e["message"].get<std::string>()
                           : std::string("the holder refused the request");
     fail(code, path, std::nullopt, "the holder refused the request: " + msg);
   }
-  if (!r.contains("exit") || !r["exit"].is_number_integer() || !r.contains("stdout") || !r["stdout"].is_string() ||
-      !r.contains("stderr") || !r["stderr"].is_string())
+  if (!r.contains("exit") || !r["exit"].is_number_integer() || !r.contains("stdout") ||
+      !r["stdout"].is_string() || !r.contains("stderr") || !r["stderr"].is_string())
     broken(path, "the holder's reply lacks exit, stdout or stderr");
   auto out = unbase64(r["stdout"].get<std::string>());
   auto err = unbase64(r["stderr"].get<std::string>());

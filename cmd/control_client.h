@@ -17,6 +17,7 @@ namespace alog::cli {
 // answers (no writer, no socket, connection refused, a holder that is
 // stopping, a server of a foreign uid): the caller goes on as without one.
 // A Failure when the holder refuses the request or the exchange breaks off.
-std::optional<int> ask_holder(const Global& g, const std::string& dir, const char* op, const Json& args);
+std::optional<int> ask_holder(const Global& g, const std::string& dir, const char* op,
+                              const Json& args);
 
 }  // namespace alog::cli

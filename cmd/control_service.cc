@@ -61,7 +61,8 @@ Json error_reply(const std::string& code, const std::string& message) {
 }
 
 bool known_op(const std::string& op) {
-  return op == control::kOpTruncateBefore || op == control::kOpTruncateAfter || op == control::kOpRoll;
+  return op == control::kOpTruncateBefore || op == control::kOpTruncateAfter ||
+         op == control::kOpRoll;
 }
 
 // How deeply arrays and objects nest in the JSON text (strings skipped), so
@@ -72,8 +73,11 @@ int nesting(std::string_view s) {
   for (size_t i = 0; i < s.size(); i++) {
     char c = s[i];
     if (in_string) {
-      if (c == '\\') i++;
-      else if (c == '"') in_string = false;
+      if (c == '\\') {
+        i++;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -98,7 +102,8 @@ std::string check_request(const std::string& line, Json* out, std::string* code)
   }
   if (j.is_discarded()) return "the request is not a JSON object on one line";
   if (!j.is_object()) return "the request is not a JSON object";
-  if (!j.contains("v") || !j["v"].is_number_integer()) return "the request has no integer \"v\" (protocol version)";
+  if (!j.contains("v") || !j["v"].is_number_integer())
+    return "the request has no integer \"v\" (protocol version)";
   if (j["v"].get<int64_t>() != control::kVersion) {
     *code = "unsupported_version";
     return fmt::format("protocol version {} is not served; this holder serves version {}",
@@ -107,8 +112,9 @@ std::string check_request(const std::string& line, Json* out, std::string* code)
   if (!j.contains("op") || !j["op"].is_string()) return "the request has no string \"op\"";
   if (!known_op(j["op"].get<std::string>())) {
     *code = "unsupported_op";
-    return fmt::format("operation {} is not served; this holder serves {}, {} and {}", j["op"].dump(),
-                       control::kOpTruncateBefore, control::kOpTruncateAfter, control::kOpRoll);
+    return fmt::format("operation {} is not served; this holder serves {}, {} and {}",
+                       j["op"].dump(), control::kOpTruncateBefore, control::kOpTruncateAfter,
+                       control::kOpRoll);
   }
   if (j.contains("args") && !j["args"].is_object()) return "\"args\" is not an object";
   for (const char* k : {"json", "quiet"})
@@ -129,7 +135,9 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   std::memset(&addr, 0, sizeof addr);
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) {
-    warn(g, path, std::nullopt, "path too long for a Unix socket; no control socket (maintenance commands wait for the lock)");
+    warn(g, path, std::nullopt,
+         "path too long for a Unix socket; no control socket (maintenance commands wait for the "
+         "lock)");
     return nullptr;
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -137,19 +145,24 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       warn(g, path, std::nullopt,
-           fmt::format("is {}, not a socket; left alone, and no control socket (maintenance commands wait for the lock)",
-                       S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "a file"));
+           fmt::format("is {}, not a socket; left alone, and no control socket (maintenance "
+                       "commands wait for the lock)",
+                       S_ISLNK(st.st_mode)   ? "a symbolic link"
+                       : S_ISDIR(st.st_mode) ? "a directory"
+                                             : "a file"));
       return nullptr;
     }
     // A socket here while we hold LOCK was left by a holder that died.
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      warn(g, path, std::nullopt, fmt::format("cannot remove the stale control socket: {}", std::strerror(errno)));
+      warn(g, path, std::nullopt,
+           fmt::format("cannot remove the stale control socket: {}", std::strerror(errno)));
       return nullptr;
     }
   }
   auto give_up = [&](const char* what) {
-    warn(g, path, std::nullopt, fmt::format("{}: {}; no control socket (maintenance commands wait for the lock)",
-                                            what, std::strerror(errno)));
+    warn(g, path, std::nullopt,
+         fmt::format("{}: {}; no control socket (maintenance commands wait for the lock)", what,
+                     std::strerror(errno)));
     return nullptr;
   };
   s->listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -163,7 +176,8 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   s->dev_ = st.st_dev;
   s->ino_ = st.st_ino;
   if (::listen(s->listen_, 8) != 0) return give_up("listen");
-  if (::pipe2(s->wake_, O_CLOEXEC | O_NONBLOCK) != 0 || ::pipe2(s->stop_, O_CLOEXEC | O_NONBLOCK) != 0)
+  if (::pipe2(s->wake_, O_CLOEXEC | O_NONBLOCK) != 0 ||
+      ::pipe2(s->stop_, O_CLOEXEC | O_NONBLOCK) != 0)
     return give_up("pipe");
   // The thread takes no signal: they stay with the append loop.
   sigset_t all, prev;
@@ -187,8 +201,8 @@ ControlService::~ControlService() {
   }
   // Removed only while it is the socket this holder made.
   struct stat st;
-  if (listen_ >= 0 && ::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ &&
-      st.st_ino == ino_)
+  if (listen_ >= 0 && ::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+      st.st_dev == dev_ && st.st_ino == ino_)
     (void)::unlink(path_.c_str());
   for (int* fd : {&listen_, &wake_[0], &wake_[1], &stop_[0], &stop_[1]}) close_fd(*fd);
 }
@@ -255,16 +269,19 @@ void ControlService::handle(int conn) {
   struct ucred cr;
   socklen_t len = sizeof cr;
   if (::getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || len != sizeof cr) {
-    (void)send_all(conn, json_line(error_reply("permission_denied", "the peer's credentials are unknown")), stop_[0]);
+    (void)send_all(
+        conn, json_line(error_reply("permission_denied", "the peer's credentials are unknown")),
+        stop_[0]);
     return;
   }
   if (!peer_allowed(cr.uid, ::geteuid())) {
-    (void)send_all(conn,
-                   json_line(error_reply("permission_denied",
-                                         fmt::format("uid {} may not send requests to this holder (uid {}): "
-                                                     "only its own uid and root may",
-                                                     cr.uid, ::geteuid()))),
-                   stop_[0]);
+    (void)send_all(
+        conn,
+        json_line(error_reply("permission_denied",
+                              fmt::format("uid {} may not send requests to this holder (uid {}): "
+                                          "only its own uid and root may",
+                                          cr.uid, ::geteuid()))),
+        stop_[0]);
     return;
   }
   std::string why;
@@ -334,7 +351,8 @@ void ControlService::serve(const ControlHandler& h) {
 std::optional<std::string> request_arg(const Json& args, const char* key,
                                        const std::function<std::string(std::string&)>& check) {
   if (!args.contains(key) || args[key].is_null()) return std::nullopt;
-  if (!args[key].is_string()) throw UsageError(fmt::format("request argument \"{}\" is not a string", key));
+  if (!args[key].is_string())
+    throw UsageError(fmt::format("request argument \"{}\" is not a string", key));
   std::string v = args[key].get<std::string>();
   if (check) {
     std::string copy = v;
@@ -346,7 +364,8 @@ std::optional<std::string> request_arg(const Json& args, const char* key,
 
 bool request_flag(const Json& args, const char* key) {
   if (!args.contains(key) || args[key].is_null()) return false;
-  if (!args[key].is_boolean()) throw UsageError(fmt::format("request argument \"{}\" is not a boolean", key));
+  if (!args[key].is_boolean())
+    throw UsageError(fmt::format("request argument \"{}\" is not a boolean", key));
   return args[key].get<bool>();
 }
 
