@@ -92,10 +92,8 @@ std::optional<int> ask_holder(const Global& g, const std::string& dir, const cha
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return std::nullopt;
   struct sockaddr_un addr;
-  std::memset(&addr, 0, sizeof addr);
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) return std::nullopt;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  Fd dir_fd;
+  if (!control::socket_address(dir, path, &addr, &dir_fd.fd)) return std::nullopt;
   Fd s;
   s.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s.fd < 0) return std::nullopt;

@@ -14,8 +14,15 @@
 // so that any bytes travel; exit is its exit status.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
 
 namespace alog::cli::control {
 
@@ -38,5 +45,29 @@ inline constexpr int kReplyTimeoutMs = 60000;
 inline constexpr const char* kOpTruncateBefore = "truncate-before";
 inline constexpr const char* kOpTruncateAfter = "truncate-after";
 inline constexpr const char* kOpRoll = "roll";
+
+// The address of the socket at `path` (DIR/control.sock) for bind() and
+// connect(). A path longer than an address holds is reached through
+// /proc/self/fd/N/control.sock, N being DIR opened into *dir_fd (>= 0 then:
+// the caller closes it after the call). False when neither works.
+inline bool socket_address(const std::string& dir, const std::string& path,
+                           struct sockaddr_un* addr, int* dir_fd) {
+  std::memset(addr, 0, sizeof *addr);
+  addr->sun_family = AF_UNIX;
+  *dir_fd = -1;
+  std::string p = path;
+  if (p.size() >= sizeof addr->sun_path) {
+    *dir_fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (*dir_fd < 0) return false;
+    p = "/proc/self/fd/" + std::to_string(*dir_fd) + "/" + path.substr(path.rfind('/') + 1);
+    if (p.size() >= sizeof addr->sun_path) {
+      ::close(*dir_fd);
+      *dir_fd = -1;
+      return false;
+    }
+  }
+  std::memcpy(addr->sun_path, p.c_str(), p.size() + 1);
+  return true;
+}
 
 }  // namespace alog::cli::control

@@ -131,16 +131,6 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   std::unique_ptr<ControlService> s(new ControlService());
   s->path_ = path_join(dir, std::string(format::kControlSocketName));
   const std::string& path = s->path_;
-  struct sockaddr_un addr;
-  std::memset(&addr, 0, sizeof addr);
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    warn(g, path, std::nullopt,
-         "path too long for a Unix socket; no control socket (maintenance commands wait for the "
-         "lock)");
-    return nullptr;
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   struct stat st;
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
@@ -168,9 +158,16 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   s->listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (s->listen_ < 0) return give_up("socket");
   // Only the owner may connect (the peer check is the rule; this is a fence).
+  struct sockaddr_un addr;
+  int dir_fd;
+  if (!control::socket_address(dir, path, &addr, &dir_fd)) {
+    errno = ENAMETOOLONG;
+    return give_up("address");
+  }
   mode_t old = ::umask(0177);
   int b = ::bind(s->listen_, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr);
   ::umask(old);
+  if (dir_fd >= 0) ::close(dir_fd);
   if (b != 0) return give_up("bind");
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return give_up("stat");
   s->dev_ = st.st_dev;

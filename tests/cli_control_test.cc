@@ -457,3 +457,30 @@ TEST_CASE("a new log's directory with a leftover control socket in it is still a
   CHECK(socket_ino(d) == 0);  // replaced, then removed on exit
   CHECK(run_alog("cat " + shq(d)).out == "a\nb\n");
 }
+
+TEST_CASE("a log whose socket path is longer than a socket address holds is served too") {
+  TempDir t;
+  std::string parent = t / std::string(60, 'd');
+  REQUIRE(::mkdir(parent.c_str(), 0755) == 0);
+  parent += "/" + std::string(60, 'e');
+  REQUIRE(::mkdir(parent.c_str(), 0755) == 0);
+  std::string d = parent + "/log";
+  REQUIRE(sock_of(d).size() > sizeof(sockaddr_un::sun_path));
+  make_log(d, 10);
+  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
+  while (socket_ino(d) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  REQUIRE(socket_ino(d) != 0);
+  // Between bind and listen a client is refused and fails `locked`: ask
+  // until served (bounded).
+  RunResult r;
+  do {
+    r = run_alog("truncate-before --keep 3 " + shq(d));
+  } while (r.exit_code == 8 && std::chrono::steady_clock::now() < until);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "removed 7 records (0-6), 0 segments, 0 bytes freed; log now 7-9, next 10\n");
+  c.close_stdin();
+  CHECK(c.wait_exit() == 0);
+  CHECK(c.rest(1) == "");
+  CHECK(socket_ino(d) == 0);
+}
