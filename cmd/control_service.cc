@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "alog/format.h"
 #include "control_protocol.h"
@@ -157,13 +158,13 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   };
   s->listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (s->listen_ < 0) return give_up("socket");
-  // Only the owner may connect (the peer check is the rule; this is a fence).
   struct sockaddr_un addr;
   int dir_fd;
   if (!control::socket_address(dir, path, &addr, &dir_fd)) {
     errno = ENAMETOOLONG;
     return give_up("address");
   }
+  // Only the owner may connect (the peer check is the rule; this is a fence).
   mode_t old = ::umask(0177);
   int b = ::bind(s->listen_, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr);
   ::umask(old);
@@ -180,7 +181,13 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   sigset_t all, prev;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &prev);
-  s->thread_ = std::thread([p = s.get()] { p->loop(); });
+  try {
+    s->thread_ = std::thread([p = s.get()] { p->loop(); });
+  } catch (const std::system_error& e) {
+    ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+    errno = e.code().value();
+    return give_up("thread");
+  }
   ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
   return s;
 }
