@@ -17,9 +17,9 @@ namespace {
 
 int usage_error(const std::string& command, const std::string& message) {
   if (command.empty())
-    fmt::print(stderr, "alog: {} (see alog --help)\n", escape_text(message));
+    err_write(fmt::format("alog: {} (see alog --help)\n", escape_text(message)));
   else
-    fmt::print(stderr, "alog: {}: {} (see alog {} --help)\n", command, escape_text(message), command);
+    err_write(fmt::format("alog: {}: {} (see alog {} --help)\n", command, escape_text(message), command));
   return kExitUsage;
 }
 
@@ -45,10 +45,10 @@ int report(const Failure& f, const Global& g, bool stream) {
     }
     out_flush();
   } catch (const Failure& w) {
-    fmt::print(stderr, "alog: {}\n", escape_text(located(w.path, w.offset, w.what())));
+    err_write(fmt::format("alog: {}\n", escape_text(located(w.path, w.offset, w.what()))));
     if (exit != kExitInterrupted) exit = kExitError;
   }
-  fmt::print(stderr, "alog: {}\n", escape_text(located(f.path, f.offset, f.what())));
+  err_write(fmt::format("alog: {}\n", escape_text(located(f.path, f.offset, f.what()))));
   return exit;
 }
 
@@ -132,7 +132,21 @@ int alog_main(int argc, char** argv) {
       return usage_error(command, "--json conflicts with --format=" + g.format);
     Command& c = commands.at(app.get_subcommands().front());
     stream = c.stream;
-    int exit = c.run();
+    return run_command(command, g, stream, c.run);
+  } catch (const UsageError& e) {
+    return usage_error(command, e.what());
+  } catch (const Failure& f) {
+    return report(f, g, stream);
+  } catch (const std::exception& e) {
+    return report(Failure("io", "", std::nullopt, std::string("internal error: ") + e.what()), g,
+                  stream);
+  }
+}
+
+int run_command(const std::string& command, const Global& g, bool stream,
+                const std::function<int()>& run) {
+  try {
+    int exit = run();
     out_flush();
     return exit;
   } catch (const UsageError& e) {

@@ -2,7 +2,9 @@
 // newline, NUL, a 32-bit big-endian length prefix, or one per file; appended
 // in batches, each written within --flush-interval of its first record and
 // synced within --sync-interval; durable when it exits 0 (or 130 after a
-// signal, having appended every complete record it read).
+// signal, having appended every complete record it read). Meanwhile it
+// serves truncate-before, truncate-after and roll on DIR/control.sock
+// (control_service.h), between two batches.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -18,6 +20,7 @@
 #include "append_retention.h"
 #include "appender.h"
 #include "cli.h"
+#include "control_service.h"
 #include "report.h"
 
 namespace alog::cli {
@@ -84,6 +87,7 @@ Prepared prepare_dir(const std::string& dir) {
   };
   for (const auto& n : *names)
     if (n != format::kLockName && n != format::kOptionsName && n != format::kLostFoundName &&
+        n != format::kControlSocketName &&
         !ends(n, format::kTmpSuffix) && !ends(n, format::kDelSuffix))
       fail("not_a_log", dir, std::nullopt,
            "directory has other files and no segments; refusing to create a log here");
@@ -196,6 +200,23 @@ int run_append(const AppendOptions& o, const Global& g) {
   }
 
   Appender app(g, *log, r, size_t(batch), flush_ms, sync_ms, !o.sync_each && !o.no_sync, ret);
+  // Maintenance commands that need the lock send their requests here; each
+  // runs between two batches (the one being collected is written first).
+  std::unique_ptr<ControlService> control = ControlService::start(g, o.dir);
+  if (control) set_extra_wake_fd(control->wake_fd());
+  auto stop_control = [&] {
+    set_extra_wake_fd(-1);
+    control.reset();
+  };
+  auto tick = [&] {
+    if (control && control->pending()) {
+      app.flush();
+      control->serve([&](const std::string& op, const Json& args, const Global& rg) {
+        return serve_request(*log, op, args, rg);
+      });
+    }
+    return app.tick();
+  };
   std::optional<InputReader> in;
   bool stopped = false;
   const uint64_t max_payload = log->options().max_payload_size;
@@ -220,7 +241,7 @@ int run_append(const AppendOptions& o, const Global& g) {
     for (size_t i = 0; i < files.size() && !stopped; i++) {
       in.emplace(files[i] == "-" ? "stdin" : files[i], fds[i], split, max_line);
       while (true) {
-        InputReader::Got got = in->next(&rec, app.tick());
+        InputReader::Got got = in->next(&rec, tick());
         if (got == InputReader::Got::record) {
           feed(std::move(rec));
           rec.clear();
@@ -233,6 +254,7 @@ int run_append(const AppendOptions& o, const Global& g) {
       }
       if (fds[i] != 0) ::close(fds[i]);
     }
+    stop_control();
     if (stopped) drain(g, feed, *in);
     if (signals_received() > 1) check_interrupted();
     app.flush();
@@ -241,6 +263,7 @@ int run_append(const AppendOptions& o, const Global& g) {
     if (!st) fail(st, o.dir);
     r.synced = !o.no_sync;
   } catch (Failure& f) {
+    stop_control();
     // A second signal ends it at once: no sync.
     app.salvage(!o.no_sync && f.code != "interrupted", f, in ? &*in : nullptr);
     if (r.created && r.records == 0) {

@@ -77,6 +77,25 @@ std::string located(const std::string& path, std::optional<uint64_t> offset,
 void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
           const std::string& message);
 
+// Writes text to stderr (flushed), or to the capture.
+void err_write(std::string_view text);
+
+// While one lives, what the out_* functions, warn() and report_failure()
+// would write goes into out and err instead (the holder of a log running a
+// request for a client, control_service.h). Single-threaded: the thread
+// that made it is the only one printing meanwhile.
+class OutputCapture {
+ public:
+  OutputCapture();
+  ~OutputCapture();
+  OutputCapture(const OutputCapture&) = delete;
+  OutputCapture& operator=(const OutputCapture&) = delete;
+  std::string out, err;
+
+ private:
+  OutputCapture* prev_;
+};
+
 // ---- standard output ----
 // Raw bytes to stdout (buffered). A failed write throws the Failure
 // "stdout: write error: ..." (exit 8); SIGPIPE keeps its default action.
@@ -243,6 +262,13 @@ Command add_completion(CLI::App& app, const Global& g);
 
 // The summary object's first keys: schema_version, status, exit_status.
 Json summary_head(int exit_status);
+
+// Runs a command's runner as alog_main does once it has parsed: returns
+// its exit status, or prints the error it throws (a usage error, or the
+// Failure's line on stderr and, with --json, its object on stdout) and
+// returns that error's status. command: its name, for usage errors.
+int run_command(const std::string& command, const Global& g, bool stream,
+                const std::function<int()>& run);
 
 // The whole command line: parses argv, runs the command, prints any error,
 // and returns the exit status. main() adds only the signal handlers; the

@@ -74,11 +74,26 @@ std::string located(const std::string& path, std::optional<uint64_t> offset,
   return s + message;
 }
 
+namespace {
+OutputCapture* g_capture = nullptr;
+}  // namespace
+
+OutputCapture::OutputCapture() : prev_(g_capture) { g_capture = this; }
+OutputCapture::~OutputCapture() { g_capture = prev_; }
+
+void err_write(std::string_view text) {
+  if (g_capture) {
+    g_capture->err.append(text);
+    return;
+  }
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
 void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
           const std::string& message) {
   if (g.quiet) return;
-  fmt::print(stderr, "alog: {}\n", escape_text(located(path, offset, "warning: " + message)));
-  std::fflush(stderr);
+  err_write(fmt::format("alog: {}\n", escape_text(located(path, offset, "warning: " + message))));
 }
 
 // ---- stdout ----
@@ -93,6 +108,10 @@ namespace {
 
 void out_write(std::string_view bytes) {
   if (bytes.empty()) return;
+  if (g_capture) {
+    g_capture->out.append(bytes);
+    return;
+  }
   errno = 0;
   if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) write_failed(errno);
 }
@@ -109,11 +128,13 @@ std::string json_line(const Json& j) {
 void out_json(const Json& j) { out_write(json_line(j)); }
 
 void out_flush() {
+  if (g_capture) return;
   errno = 0;
   if (std::fflush(stdout) != 0) write_failed(errno);
 }
 
 void out_write_direct(std::string_view bytes) {
+  if (g_capture) return out_write(bytes);
   out_flush();
   // As stdio writes: a short write goes on with the rest, an error (EINTR
   // included: signals are installed without SA_RESTART) is the Failure.

@@ -4,6 +4,9 @@
 #include <fmt/core.h>
 
 #include "cli.h"
+#include "control_client.h"
+#include "control_protocol.h"
+#include "control_service.h"
 
 namespace alog::cli {
 
@@ -14,14 +17,21 @@ struct RollOptions {
   std::optional<std::string> wait;
 };
 
-int run_roll(const RollOptions& o, const Global& g) {
-  require_log_dir(o.dir);
-  auto log = open_write_or_fail(g, o.dir, {}, false, wait_ms(o.wait));
+// live: the holder's own open log (a request through the control socket);
+// else the command alone, which asks a live holder first.
+int run_roll(const RollOptions& o, const Global& g, Log* live = nullptr) {
+  std::unique_ptr<Log> own;
+  if (!live) {
+    require_log_dir(o.dir);
+    if (auto served = ask_holder(g, o.dir, control::kOpRoll, {{"dir", o.dir}})) return *served;
+    own = open_write_or_fail(g, o.dir, {}, false, wait_ms(o.wait));
+  }
+  Log* log = live ? live : own.get();
   const SegmentInfo before = log->segments().back();
   Status st = log->roll();
   if (!st) fail(st, o.dir);
   const SegmentInfo after = log->segments().back();
-  st = log->close();
+  if (!live) st = log->close();
   if (!st) fail(st, o.dir);
   const bool rolled = after.file != before.file;
   if (g.json()) {
@@ -44,6 +54,12 @@ int run_roll(const RollOptions& o, const Global& g) {
 }
 
 }  // namespace
+
+int serve_roll(Log& log, const Json& args, const Global& g) {
+  RollOptions o;
+  o.dir = request_arg(args, "dir").value_or(log.dir());
+  return run_roll(o, g, &log);
+}
 
 Command add_roll(CLI::App& app, const Global& g) {
   auto o = std::make_shared<RollOptions>();

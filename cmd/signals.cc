@@ -20,6 +20,7 @@ namespace {
 volatile sig_atomic_t g_first = 0;
 volatile sig_atomic_t g_count = 0;
 int g_pipe[2] = {-1, -1};
+int g_extra = -1;
 
 extern "C" void on_signal(int sig) {
   int saved = errno;
@@ -66,13 +67,15 @@ void stop_reads_on_signals() { alog::set_interrupt_check(&interrupted); }
 
 Wake wait_fd(int fd, int timeout_ms) {
   if (interrupted()) return Wake::signal;
-  struct pollfd p[2] = {{fd, POLLIN, 0}, {g_pipe[0], POLLIN, 0}};
-  int n = ::poll(p, 2, timeout_ms);
+  struct pollfd p[3] = {{fd, POLLIN, 0}, {g_pipe[0], POLLIN, 0}, {g_extra, POLLIN, 0}};
+  int n = ::poll(p, 3, timeout_ms);
   if (interrupted()) return Wake::signal;
   if (n == 0) return Wake::timeout;
   if (n < 0) return errno == EINTR ? Wake::signal : Wake::ready;  // the read reports the error
   return p[0].revents ? Wake::ready : Wake::timeout;
 }
+
+void set_extra_wake_fd(int fd) { g_extra = fd; }
 
 void nap_ms(int ms) { (void)wait_fd(-1, ms); }
 

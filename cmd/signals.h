@@ -29,6 +29,10 @@ enum class Wake { ready, timeout, signal };
 // arrives, or timeout_ms passes (negative: no timeout). A signal that came
 // before the call counts: it returns signal at once.
 Wake wait_fd(int fd, int timeout_ms);
+// A descriptor whose readability also ends wait_fd(), as a timeout would
+// (-1: none): the control service's wake-up (control_service.h). Whoever
+// set it drains it.
+void set_extra_wake_fd(int fd);
 // Sleeps up to ms milliseconds; returns early on a signal.
 void nap_ms(int ms);
 

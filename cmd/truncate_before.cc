@@ -7,6 +7,9 @@
 #include <chrono>
 
 #include "cli.h"
+#include "control_client.h"
+#include "control_protocol.h"
+#include "control_service.h"
 #include "report.h"
 #include "truncate_plan.h"
 #include "alog/retention.h"
@@ -49,12 +52,28 @@ RetentionPolicy policy_of(const TruncateBeforeOptions& o) {
   return p;
 }
 
-int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
+// The arguments a request to the holder carries (control_protocol.h).
+Json request_args(const TruncateBeforeOptions& o) {
+  auto str = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+  return {{"dir", o.dir},         {"seq", str(o.seq)},
+          {"keep", str(o.keep)},  {"keep_bytes", str(o.keep_bytes)},
+          {"keep_segments", str(o.keep_segments)}, {"older_than", str(o.older_than)},
+          {"dry_run", o.dry_run}};
+}
+
+// live: the holder's own open log (a request through the control socket);
+// else the command alone, which asks a live holder first.
+int run_truncate_before(const TruncateBeforeOptions& o, const Global& g, Log* live = nullptr) {
   RetentionPolicy policy = policy_of(o);
   if (o.seq && any_policy(policy)) throw UsageError("give SEQ or retention options, not both");
   if (!o.seq && !any_policy(policy))
     throw UsageError("SEQ or one of --keep, --keep-bytes, --keep-segments, --older-than is required");
-  std::unique_ptr<Log> view = open_for_plan(o.dir, wait_ms(o.wait));
+  if (!live) {
+    require_log_dir(o.dir);
+    if (auto served = ask_holder(g, o.dir, control::kOpTruncateBefore, request_args(o))) return *served;
+  }
+  std::unique_ptr<Log> view = live ? nullptr : open_for_plan(o.dir, wait_ms(o.wait));
+  const Log& plan_log = live ? *live : *view;
   TruncateResult r;
   r.path = o.dir;
   r.dry_run = o.dry_run;
@@ -63,15 +82,18 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
     cut = *parse_u64(*o.seq);
     r.policy = "seq";
   } else {
-    RetentionPlan p = retention_plan(view->segments(), policy);
+    RetentionPlan p = retention_plan(plan_log.segments(), policy);
     cut = p.cut;
     r.cuts = p.cuts;
     r.policy = *p.policy ? p.policy : r.cuts.front().policy;
   }
   r.seq = cut;
-  plan_truncate_before(r, *view, cut);
+  plan_truncate_before(r, plan_log, cut, live != nullptr);
   if (o.dry_run) warn_open_changes(g, o.dir, r.recovered, r.repairs, /*done=*/false);
-  if (!o.dry_run) {
+  if (!o.dry_run && live) {
+    Status st = live->truncate_before(cut);
+    if (!st) fail(st, o.dir);
+  } else if (!o.dry_run) {
     view.reset();
     std::unique_ptr<Log> log = open_to_carry_out(g, r, wait_ms(o.wait));
     Status st = log->truncate_before(cut);
@@ -83,6 +105,18 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g) {
 }
 
 }  // namespace
+
+int serve_truncate_before(Log& log, const Json& args, const Global& g) {
+  TruncateBeforeOptions o;
+  o.dir = request_arg(args, "dir").value_or(log.dir());
+  o.seq = request_arg(args, "seq", check_u64());
+  o.keep = request_arg(args, "keep", check_u64());
+  o.keep_bytes = request_arg(args, "keep_bytes", check_size());
+  o.keep_segments = request_arg(args, "keep_segments", check_u64());
+  o.older_than = request_arg(args, "older_than", check_duration());
+  o.dry_run = request_flag(args, "dry_run");
+  return run_truncate_before(o, g, &log);
+}
 
 Command add_truncate_before(CLI::App& app, const Global& g) {
   auto o = std::make_shared<TruncateBeforeOptions>();

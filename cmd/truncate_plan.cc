@@ -12,15 +12,16 @@ namespace alog::cli {
 
 namespace {
 
-// A segment's length once the write open has cut its tail.
-uint64_t length_after_open(const Log& log, const SegmentInfo& s) {
+// A segment's length once the write open has cut its tail (live: the log
+// is open for writing already, its lengths are current).
+uint64_t length_after_open(const Log& log, const SegmentInfo& s, bool live) {
   const auto& c = log.tail_cut();
-  return c && c->file == s.file ? c->new_length : s.file_length;
+  return !live && c && c->file == s.file ? c->new_length : s.file_length;
 }
 
 // Bytes a cut right after seq's frame frees in its segment: the frame's end
 // plus the new EOF (and a checkpoint when seq's frame has no BatchEnd).
-uint64_t cut_bytes(const Log& log, const SegmentInfo& holder, uint64_t seq) {
+uint64_t cut_bytes(const Log& log, const SegmentInfo& holder, uint64_t seq, bool live) {
   auto sc = log.scan(seq, seq);
   if (!sc) fail(sc.status(), log.dir());
   auto more = (*sc)->next();
@@ -35,14 +36,23 @@ uint64_t cut_bytes(const Log& log, const SegmentInfo& holder, uint64_t seq) {
   if (!got) fail(got.status(), log.dir());
   bool batch_end = format::decode_frame_header(h).is_batch_end();
   uint64_t new_len = end + format::kFrameHeaderSize * (batch_end ? 1 : 2);
-  uint64_t len = length_after_open(log, holder);
+  uint64_t len = length_after_open(log, holder, live);
   return len > new_len ? len - new_len : 0;
 }
 
-void finish(TruncateResult& r, const Log& log, uint64_t first, uint64_t next) {
+// The directory as the user spelled it, without trailing slashes as the
+// library keeps it (the holder's own log may spell it otherwise).
+std::string spelled(const TruncateResult& r) {
+  std::string p = r.path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+void finish(TruncateResult& r, const Log& log, uint64_t first, uint64_t next, bool live) {
   r.first_seq = first;
   r.last_seq = next > first ? std::optional<uint64_t>(next - 1) : std::nullopt;
   r.next_seq = next;
+  if (live) return;  // its open made its changes long ago: none is ahead
   r.recovered = log.tail_cut();
   r.repairs = log.open_repairs();
   if (r.recovered) r.recovered->saved_to = std::string(format::kLostFoundName) + "/";
@@ -58,10 +68,10 @@ std::unique_ptr<Log> open_for_plan(const std::string& dir, std::optional<uint64_
   return log;
 }
 
-void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut) {
+void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut, bool live) {
   const uint64_t first = log.first_sequence(), next = log.next_sequence();
   if (cut > next)
-    fail("out_of_bounds", log.dir(), std::nullopt,
+    fail("out_of_bounds", spelled(r), std::nullopt,
          fmt::format("sequence {} is beyond the next sequence {}", cut, next));
   for (const auto& s : log.segments()) {
     if (s.active || s.next_sequence > cut) break;
@@ -70,28 +80,28 @@ void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut) {
   }
   r.records_removed = cut > first ? cut - first : 0;
   r.removed_first = first;
-  finish(r, log, std::max(cut, first), next);
+  finish(r, log, std::max(cut, first), next, live);
 }
 
-void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq) {
+void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq, bool live) {
   const uint64_t first = log.first_sequence(), next = log.next_sequence();
   if (seq < first || seq >= next)
-    fail("out_of_bounds", log.dir(), std::nullopt,
+    fail("out_of_bounds", spelled(r), std::nullopt,
          log.empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq, next)
                      : fmt::format("sequence {} is not in the log [{}, {}]", seq, first, next - 1));
   if (seq + 1 < next) {
     for (const auto& s : log.segments()) {
       if (s.start_sequence > seq) {
         r.removed_files.push_back(s.file);
-        r.bytes_freed += length_after_open(log, s);
+        r.bytes_freed += length_after_open(log, s, live);
       } else if (s.next_sequence > seq) {
-        r.bytes_freed += cut_bytes(log, s, seq);
+        r.bytes_freed += cut_bytes(log, s, seq, live);
       }
     }
     r.records_removed = next - 1 - seq;
   }
   r.removed_first = seq + 1;
-  finish(r, log, first, seq + 1);
+  finish(r, log, first, seq + 1, live);
 }
 
 std::unique_ptr<Log> open_to_carry_out(const Global& g, TruncateResult& r,

@@ -23,10 +23,13 @@ std::unique_ptr<Log> open_for_plan(const std::string& dir,
 
 // truncate_before(cut) on `log`: the sealed segments that leave whole and
 // the range a reader sees afterwards; r.path, dry_run, policy, seq and cuts
-// are the caller's. Fails with out_of_bounds beyond the next sequence.
-void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut);
+// are the caller's. Fails with out_of_bounds beyond the next sequence
+// (naming r.path, as the library names a directory).
+// live: `log` is the holder's own log, open for writing (a request through
+// the control socket, control_service.h): no open is ahead to report.
+void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut, bool live = false);
 // truncate_after(seq) on `log`. Fails with out_of_bounds outside the log.
-void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq);
+void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq, bool live = false);
 
 // The real run: opens DIR for writing (which carries out r.recovered, now
 // with its lost+found/ name) and returns the log.

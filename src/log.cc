@@ -398,7 +398,7 @@ Status LogImpl::load_segments(bool writer) {
   }
   auto is_other = [](const std::string& n) {
     return !parse_segment_name(n) && !ends_with(n, kTmpSuffix) && !ends_with(n, kDelSuffix) &&
-           n != kLockName && n != kOptionsName && n != kLostFoundName;
+           n != kLockName && n != kOptionsName && n != kLostFoundName && n != kControlSocketName;
   };
   auto not_a_log_here = [&] {
     return Status(Errc::not_a_log,

@@ -39,6 +39,9 @@ inline constexpr std::string_view kDelSuffix = ".seg.del";
 inline constexpr std::string_view kLockName = "LOCK";
 inline constexpr std::string_view kOptionsName = "alog.json";
 inline constexpr std::string_view kLostFoundName = "lost+found";
+// Not part of the format: the Unix socket a running `alog append` serves
+// maintenance requests on (cmd/control_protocol.h); readers ignore it.
+inline constexpr std::string_view kControlSocketName = "control.sock";
 
 inline void put16(uint8_t* p, uint16_t v) {
   p[0] = uint8_t(v >> 8);

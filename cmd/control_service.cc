@@ -1,0 +1,382 @@
+// The holder's side of the control socket (control_service.h).
+#include "control_service.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "alog/format.h"
+#include "control_protocol.h"
+
+namespace alog::cli {
+
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+int64_t remaining_ms(uint64_t deadline) {
+  uint64_t now = now_ms();
+  return deadline > now ? int64_t(deadline - now) : 0;
+}
+
+// Writes all of s to the non-blocking conn within the time bound (or until
+// the stop pipe is readable); false when it could not.
+bool send_all(int conn, std::string_view s, int stop_fd) {
+  const uint64_t deadline = now_ms() + uint64_t(control::kIoTimeoutMs);
+  while (!s.empty()) {
+    ssize_t n = ::send(conn, s.data(), s.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      s.remove_prefix(size_t(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    int64_t left = remaining_ms(deadline);
+    if (left == 0) return false;
+    struct pollfd p[2] = {{conn, POLLOUT, 0}, {stop_fd, POLLIN, 0}};
+    if (::poll(p, 2, int(left)) < 0 && errno != EINTR) return false;
+    if (p[1].revents) return false;
+  }
+  return true;
+}
+
+Json error_reply(const std::string& code, const std::string& message) {
+  Json j;
+  j["v"] = control::kVersion;
+  j["error"] = {{"code", code}, {"message", message}};
+  j["versions"] = Json::array({control::kVersion});
+  return j;
+}
+
+bool known_op(const std::string& op) {
+  return op == control::kOpTruncateBefore || op == control::kOpTruncateAfter ||
+         op == control::kOpRoll;
+}
+
+// How deeply arrays and objects nest in the JSON text (strings skipped), so
+// that a hostile request cannot make a deep value that copying recurses on.
+int nesting(std::string_view s) {
+  int depth = 0, most = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); i++) {
+    char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        i++;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      most = std::max(most, ++depth);
+    } else if (c == ']' || c == '}') {
+      depth--;
+    }
+  }
+  return most;
+}
+
+// "" when the request is one the holder serves (then in *out), else why not.
+std::string check_request(const std::string& line, Json* out, std::string* code) {
+  *code = "bad_request";
+  if (nesting(line) > control::kMaxRequestNesting)
+    return fmt::format("the request nests more than {} levels deep", control::kMaxRequestNesting);
+  Json j;
+  try {
+    j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  } catch (const std::exception&) {
+    j = Json(Json::value_t::discarded);
+  }
+  if (j.is_discarded()) return "the request is not a JSON object on one line";
+  if (!j.is_object()) return "the request is not a JSON object";
+  if (!j.contains("v") || !j["v"].is_number_integer())
+    return "the request has no integer \"v\" (protocol version)";
+  if (j["v"].get<int64_t>() != control::kVersion) {
+    *code = "unsupported_version";
+    return fmt::format("protocol version {} is not served; this holder serves version {}",
+                       j["v"].dump(), control::kVersion);
+  }
+  if (!j.contains("op") || !j["op"].is_string()) return "the request has no string \"op\"";
+  if (!known_op(j["op"].get<std::string>())) {
+    *code = "unsupported_op";
+    return fmt::format("operation {} is not served; this holder serves {}, {} and {}",
+                       j["op"].dump(), control::kOpTruncateBefore, control::kOpTruncateAfter,
+                       control::kOpRoll);
+  }
+  if (j.contains("args") && !j["args"].is_object()) return "\"args\" is not an object";
+  for (const char* k : {"json", "quiet"})
+    if (j.contains(k) && !j[k].is_boolean()) return fmt::format("\"{}\" is not a boolean", k);
+  *out = std::move(j);
+  return "";
+}
+
+}  // namespace
+
+bool peer_allowed(uid_t peer, uid_t holder) { return peer == holder || peer == 0; }
+
+std::unique_ptr<ControlService> ControlService::start(const Global& g, const std::string& dir) {
+  std::unique_ptr<ControlService> s(new ControlService());
+  s->path_ = path_join(dir, std::string(format::kControlSocketName));
+  const std::string& path = s->path_;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      warn(g, path, std::nullopt,
+           fmt::format("is {}, not a socket; left alone, and no control socket (maintenance "
+                       "commands wait for the lock)",
+                       S_ISLNK(st.st_mode)   ? "a symbolic link"
+                       : S_ISDIR(st.st_mode) ? "a directory"
+                                             : "a file"));
+      return nullptr;
+    }
+    // A socket here while we hold LOCK was left by a holder that died.
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      warn(g, path, std::nullopt,
+           fmt::format("cannot remove the stale control socket: {}", std::strerror(errno)));
+      return nullptr;
+    }
+  }
+  auto give_up = [&](const char* what) {
+    warn(g, path, std::nullopt,
+         fmt::format("{}: {}; no control socket (maintenance commands wait for the lock)", what,
+                     std::strerror(errno)));
+    return nullptr;
+  };
+  s->listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (s->listen_ < 0) return give_up("socket");
+  struct sockaddr_un addr;
+  int dir_fd;
+  if (!control::socket_address(dir, path, &addr, &dir_fd)) {
+    errno = ENAMETOOLONG;
+    return give_up("address");
+  }
+  // Only the owner may connect (the peer check is the rule; this is a fence).
+  mode_t old = ::umask(0177);
+  int b = ::bind(s->listen_, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr);
+  ::umask(old);
+  if (dir_fd >= 0) ::close(dir_fd);
+  if (b != 0) return give_up("bind");
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return give_up("stat");
+  s->dev_ = st.st_dev;
+  s->ino_ = st.st_ino;
+  if (::listen(s->listen_, 8) != 0) return give_up("listen");
+  if (::pipe2(s->wake_, O_CLOEXEC | O_NONBLOCK) != 0 ||
+      ::pipe2(s->stop_, O_CLOEXEC | O_NONBLOCK) != 0)
+    return give_up("pipe");
+  // The thread takes no signal: they stay with the append loop.
+  sigset_t all, prev;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &prev);
+  try {
+    s->thread_ = std::thread([p = s.get()] { p->loop(); });
+  } catch (const std::system_error& e) {
+    ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+    errno = e.code().value();
+    return give_up("thread");
+  }
+  ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+  return s;
+}
+
+ControlService::~ControlService() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_flag_ = true;
+    }
+    cv_.notify_all();
+    char c = 1;
+    (void)!::write(stop_[1], &c, 1);
+    thread_.join();
+  }
+  // Removed only while it is the socket this holder made.
+  struct stat st;
+  if (listen_ >= 0 && ::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+      st.st_dev == dev_ && st.st_ino == ino_)
+    (void)::unlink(path_.c_str());
+  for (int* fd : {&listen_, &wake_[0], &wake_[1], &stop_[0], &stop_[1]}) close_fd(*fd);
+}
+
+bool ControlService::stopping() {
+  std::lock_guard<std::mutex> l(mu_);
+  return stop_flag_;
+}
+
+void ControlService::loop() {
+  while (!stopping()) {
+    struct pollfd p[2] = {{listen_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0 && errno != EINTR) break;
+    if (p[1].revents) break;
+    int conn = ::accept4(listen_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (conn < 0) continue;
+    handle(conn);
+    ::close(conn);
+  }
+}
+
+std::string ControlService::read_request(int conn, std::string* why) {
+  std::string buf;
+  const uint64_t deadline = now_ms() + uint64_t(control::kIoTimeoutMs);
+  char tmp[4096];
+  while (true) {
+    size_t nl = buf.find('\n');
+    if (nl != std::string::npos) return buf.substr(0, nl);
+    if (buf.size() >= control::kMaxRequestBytes) {
+      *why = fmt::format("the request is longer than {} bytes", control::kMaxRequestBytes);
+      return "";
+    }
+    ssize_t n = ::recv(conn, tmp, std::min(sizeof tmp, control::kMaxRequestBytes - buf.size()), 0);
+    if (n > 0) {
+      buf.append(tmp, size_t(n));
+      continue;
+    }
+    if (n == 0) {
+      *why = "the connection closed before a whole request line (ending in a newline)";
+      return "";
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      *why = std::string("read: ") + std::strerror(errno);
+      return "";
+    }
+    int64_t left = remaining_ms(deadline);
+    if (left > 0) {
+      struct pollfd p[2] = {{conn, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+      if (::poll(p, 2, int(left)) < 0 && errno != EINTR) left = 0;
+      if (p[1].revents) {
+        *why = "the holder is stopping";
+        return "";
+      }
+    }
+    if (left == 0) {
+      *why = fmt::format("no whole request within {} ms", control::kIoTimeoutMs);
+      return "";
+    }
+  }
+}
+
+void ControlService::handle(int conn) {
+  struct ucred cr;
+  socklen_t len = sizeof cr;
+  if (::getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || len != sizeof cr) {
+    (void)send_all(
+        conn, json_line(error_reply("permission_denied", "the peer's credentials are unknown")),
+        stop_[0]);
+    return;
+  }
+  if (!peer_allowed(cr.uid, ::geteuid())) {
+    (void)send_all(
+        conn,
+        json_line(error_reply("permission_denied",
+                              fmt::format("uid {} may not send requests to this holder (uid {}): "
+                                          "only its own uid and root may",
+                                          cr.uid, ::geteuid()))),
+        stop_[0]);
+    return;
+  }
+  std::string why;
+  std::string line = read_request(conn, &why);
+  Json req;
+  std::string code = "bad_request";
+  if (why.empty()) why = check_request(line, &req, &code);
+  if (!why.empty()) {
+    (void)send_all(conn, json_line(error_reply(code, why)), stop_[0]);
+    return;
+  }
+  std::string reply;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    request_ = std::move(req);
+    reply_.reset();
+    waiting_.store(true, std::memory_order_release);
+    char c = 1;
+    (void)!::write(wake_[1], &c, 1);
+    cv_.wait(l, [&] { return reply_.has_value() || stop_flag_; });
+    if (reply_) {
+      reply = std::move(*reply_);
+    } else {
+      Json r = error_reply("stopping", "the holder is stopping; the request did not run");
+      r["retry"] = true;
+      reply = json_line(r);
+    }
+    request_.reset();
+    reply_.reset();
+    waiting_.store(false, std::memory_order_release);
+  }
+  (void)send_all(conn, reply, stop_[0]);
+}
+
+void ControlService::serve(const ControlHandler& h) {
+  char drain[64];
+  while (::read(wake_[0], drain, sizeof drain) > 0) {
+  }
+  Json req;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!request_ || reply_) return;
+    req = *request_;
+  }
+  Global g;
+  g.quiet = req.value("quiet", false);
+  g.json_flag = req.value("json", false);
+  const std::string op = req["op"].get<std::string>();
+  const Json args = req.contains("args") ? req["args"] : Json::object();
+  Json r;
+  {
+    OutputCapture cap;
+    int exit = run_command(op, g, false, [&] { return h(op, args, g); });
+    r["v"] = control::kVersion;
+    r["exit"] = exit;
+    r["stdout"] = base64(cap.out);
+    r["stderr"] = base64(cap.err);
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    reply_ = json_line(r);
+    waiting_.store(false, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+std::optional<std::string> request_arg(const Json& args, const char* key,
+                                       const std::function<std::string(std::string&)>& check) {
+  if (!args.contains(key) || args[key].is_null()) return std::nullopt;
+  if (!args[key].is_string())
+    throw UsageError(fmt::format("request argument \"{}\" is not a string", key));
+  std::string v = args[key].get<std::string>();
+  if (check) {
+    std::string copy = v;
+    if (std::string e = check(copy); !e.empty())
+      throw UsageError(fmt::format("request argument \"{}\": {}", key, e));
+  }
+  return v;
+}
+
+bool request_flag(const Json& args, const char* key) {
+  if (!args.contains(key) || args[key].is_null()) return false;
+  if (!args[key].is_boolean())
+    throw UsageError(fmt::format("request argument \"{}\" is not a boolean", key));
+  return args[key].get<bool>();
+}
+
+int serve_request(Log& log, const std::string& op, const Json& args, const Global& g) {
+  if (op == control::kOpTruncateBefore) return serve_truncate_before(log, args, g);
+  if (op == control::kOpTruncateAfter) return serve_truncate_after(log, args, g);
+  return serve_roll(log, args, g);
+}
+
+}  // namespace alog::cli

@@ -1,0 +1,91 @@
+// The holder's side of the control socket (control_protocol.h): while
+// `alog append` holds a log, a small thread listens on DIR/control.sock,
+// refuses peers of another uid (root excepted), and reads and checks one
+// request per connection within a bound. The append loop runs the request
+// between two batches (serve()), with its own open log and the commands'
+// own code; the thread writes the reply. A slow or hostile client holds up
+// only its own request, never ingest.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli.h"
+
+namespace alog::cli {
+
+// Whether a peer running as uid `peer` may send requests to a holder
+// running as `holder`: the same uid, or root.
+bool peer_allowed(uid_t peer, uid_t holder);
+
+// Runs a request (op, its args) on the holder's open log; prints through
+// out_* and warn() as the command does alone and returns its exit status.
+using ControlHandler = std::function<int(const std::string& op, const Json& args, const Global& g)>;
+
+class ControlService {
+ public:
+  // Listens on DIR/control.sock; the caller holds DIR/LOCK. A socket left
+  // there (by an append that was killed) is replaced; anything else at the
+  // name (a file, a directory, a symbolic link) is never removed or
+  // followed: the service stays off, with a warning, and so does it when
+  // the socket cannot be made. nullptr then.
+  static std::unique_ptr<ControlService> start(const Global& g, const std::string& dir);
+  // Stops the thread (a client still waiting is told to retry: the request
+  // did not run) and removes the socket, if it is still ours.
+  ~ControlService();
+  ControlService(const ControlService&) = delete;
+  ControlService& operator=(const ControlService&) = delete;
+
+  // Readable while a request waits (for set_extra_wake_fd()).
+  int wake_fd() const { return wake_[0]; }
+  bool pending() const { return waiting_.load(std::memory_order_acquire); }
+  // Runs the waiting request, if any, through h and hands its reply over.
+  void serve(const ControlHandler& h);
+
+ private:
+  ControlService() = default;
+  void loop();
+  void handle(int conn);
+  // The request line, or "" with *why set (timeout, too long, closed).
+  std::string read_request(int conn, std::string* why);
+  bool stopping();
+
+  std::string path_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  int listen_ = -1;
+  int wake_[2] = {-1, -1};  // the thread -> the append loop
+  int stop_[2] = {-1, -1};  // the destructor -> the thread
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Json> request_;  // checked, waiting for serve()
+  std::optional<std::string> reply_;
+  bool stop_flag_ = false;
+  std::atomic<bool> waiting_{false};  // request_ is set and has no reply yet
+};
+
+// Helpers for the served commands: a request argument that is a string (or
+// absent or null: nullopt), checked as its command-line option is; a
+// UsageError when it is not one or fails the check.
+std::optional<std::string> request_arg(const Json& args, const char* key,
+                                       const std::function<std::string(std::string&)>& check = {});
+bool request_flag(const Json& args, const char* key);
+
+// The served commands (truncate_before.cc, truncate_after.cc, roll.cc): the
+// command run on the holder's open log with the client's arguments.
+int serve_truncate_before(Log& log, const Json& args, const Global& g);
+int serve_truncate_after(Log& log, const Json& args, const Global& g);
+int serve_roll(Log& log, const Json& args, const Global& g);
+// Dispatches a request to one of those (the op is known to be one).
+int serve_request(Log& log, const std::string& op, const Json& args, const Global& g);
+
+}  // namespace alog::cli
