@@ -40,14 +40,6 @@ bool VerifyReport::has(Classification c) const {
 }
 
 namespace detail {
-namespace {
-
-bool ends_with(const std::string& s, std::string_view suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
-
-}  // namespace
 
 namespace {
 Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& opt,
@@ -93,7 +85,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     std::sort(all.begin(), all.end());
     for (const auto& n : all) {
       if (parse_segment_name(n)) names.push_back(n);
-      else if (ends_with(n, kTmpSuffix) || ends_with(n, kDelSuffix))
+      else if (n.ends_with(kTmpSuffix) || n.ends_with(kDelSuffix))
         rep.problems.push_back(problem(n, std::nullopt, "leftover_file", Classification::warning,
                                        "not part of the log; a writer deletes it on open"));
     }
