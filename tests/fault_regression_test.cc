@@ -396,7 +396,8 @@ TEST_CASE("records appended after a truncate_after whose directory sync failed s
 // process had removed the segment after it too (a truncate_before of its
 // own, or a recycle), the one that came back no longer met the next: the
 // log did not open (a sequence gap). The reopen now changes the name again:
-// the leftover is renamed back to it and unlinked, then the directory synced.
+// an empty tombstone segment is written, renamed to the old name and
+// unlinked there, then the directory synced (open_renew.cc).
 TEST_CASE("a segment a failed truncate_before was removing stays removed after the next removal and a power cut") {
   MemFs fs;
   REQUIRE(fs.mkdir("/db").is_ok());
