@@ -345,7 +345,7 @@ TEST_CASE("a bad request gets an error reply and the holder keeps ingesting and 
   check_records(d, 25, 25, 30);
 }
 
-TEST_CASE("no record is lost across requests served while records stream in") {
+TEST_CASE("no record is lost across requests served while records stream in (the service thread beside the ingest loop)") {
   TempDir t;
   std::string d = t / "log";
   Child c({"append", "--batch", "7", "--flush-interval", "5ms", "--segment-size", "4k", d}, Child::Stdin::pipe);

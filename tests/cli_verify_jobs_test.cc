@@ -31,14 +31,14 @@ void same_for_any_jobs(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("verify with several jobs reports every conformance vector exactly as with one") {
+TEST_CASE("verify on several threads reports every conformance vector exactly as on one") {
   for (const auto& e : std::filesystem::directory_iterator(std::string(ALOG_TESTDATA_DIR) + "/vectors")) {
     if (!std::filesystem::is_directory(e.path() / "log")) continue;
     same_for_any_jobs((e.path() / "log").string());
   }
 }
 
-TEST_CASE("verify with several jobs reports damage in many segments exactly as with one") {
+TEST_CASE("verify on several threads reports damage in many segments exactly as on one") {
   TempDir t;
   const std::string d = t / "log";
   copy_tree(base_log(), d);
