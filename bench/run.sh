@@ -42,6 +42,7 @@ step read "$bin/read_bench"
 step open "$bin/open_bench" "$work/big"
 step retention "$bin/retention_bench"
 step cli "$here/cli_bench.sh" "$build" "$work/big"
+step follow "$here/follow_bench.sh" "$build"
 rm -rf "$work/big"
 
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
