@@ -270,35 +270,15 @@ TEST_CASE("a request from another uid is refused with an error and the holder go
   REQUIRE(::chmod(t.path().c_str(), 0755) == 0);
   REQUIRE(::chmod(d.c_str(), 0755) == 0);
   REQUIRE(::chmod(sock_of(d).c_str(), 0666) == 0);
-  int err[2];
-  REQUIRE(::pipe(err) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(err[1], 2);
-    ::dup2(err[1], 1);
-    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(99);
-    std::string path = ALOG_CLI_PATH;
-    std::vector<std::string> args = {path, "truncate-before", "--keep", "1", d};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(path.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(err[1]);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(err[0], buf, sizeof buf)) > 0) out.append(buf, size_t(n));
-  ::close(err[0]);
-  int st = 0;
-  REQUIRE(::waitpid(pid, &st, 0) == pid);
-  REQUIRE(WIFEXITED(st));
-  CHECK(WEXITSTATUS(st) == 8);
-  CHECK(out == "alog: " + sock_of(d) +
-                   ": the holder refused the request: uid 65534 may not send requests to this holder (uid 0): "
-                   "only its own uid and root may\n");
+  // As in cli_hostile_test: setpriv, so that a failure to become nobody or to
+  // run the binary says why on standard error.
+  RunResult r = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + alog_cli() +
+                    " truncate-before --keep 1 " + shq(d));
+  CHECK(r.exit_code == 8);
+  CHECK(r.out == "");
+  CHECK(r.err == "alog: " + sock_of(d) +
+                     ": the holder refused the request: uid 65534 may not send requests to this holder (uid 0): "
+                     "only its own uid and root may\n");
   check_records(d, 0, 0, 20);
   c.write(records(20, 25));
   REQUIRE(wait_visible(d, 25));
