@@ -2,6 +2,10 @@
 // each named after the behaviour it pins down.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "alog/log.h"
 #include "alog/verify.h"
 #include "support/mem_fs.h"
@@ -35,6 +39,29 @@ void for_each_crash(MemFs& fs, const MemFs::Snapshot& snap, Check check) {
     CAPTURE(what);
     check();
   }
+}
+
+// After every crash for_each_crash samples from the current state: the log
+// opens with sequences [first, next), each of `reads` reads back as given,
+// and verify calls it clean.
+void check_every_crash(MemFs& fs, const Options& o, uint64_t first, uint64_t next,
+                       const std::vector<std::pair<uint64_t, std::string>>& reads) {
+  for_each_crash(fs, fs.snapshot(), [&] {
+    auto log = Log::open(kDir, o);
+    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+    CHECK((*log)->first_sequence() == first);
+    CHECK((*log)->next_sequence() == next);
+    for (const auto& [seq, payload] : reads) {
+      auto r = (*log)->read(seq);
+      REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+      CHECK(r->payload == payload);
+    }
+    VerifyOptions vo;
+    vo.fs = &fs;
+    auto v = verify(kDir, vo);
+    REQUIRE(v.is_ok());
+    CHECK(v->clean());
+  });
 }
 }  // namespace
 
@@ -180,14 +207,7 @@ TEST_CASE("a log created after a failed sync of its parent directory survives a 
     REQUIRE((*log)->append({"kept"}).is_ok());
     REQUIRE((*log)->sync().is_ok());
   }
-  for_each_crash(fs, fs.snapshot(), [&] {
-    auto log = Log::open(kDir, o);
-    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
-    CHECK((*log)->next_sequence() == 1);
-    auto r = (*log)->read(0);
-    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-    CHECK(r->payload == "kept");
-  });
+  check_every_crash(fs, o, 0, 1, {{0, "kept"}});
   CHECK(fs.list("/db").value() == std::vector<std::string>{"log"});  // no leftover name
 }
 
@@ -220,19 +240,7 @@ TEST_CASE("records synced into a segment whose directory sync failed earlier sur
     REQUIRE((*log)->append({"c"}).is_ok());
     REQUIRE((*log)->sync().is_ok());
   }
-  for_each_crash(fs, fs.snapshot(), [&] {
-    auto log = Log::open(kDir, o);
-    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
-    CHECK((*log)->next_sequence() == 2);
-    auto r = (*log)->read(1);
-    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-    CHECK(r->payload == "c");
-    VerifyOptions vo;
-    vo.fs = &fs;
-    auto v = verify(kDir, vo);
-    REQUIRE(v.is_ok());
-    CHECK(v->clean());
-  });
+  check_every_crash(fs, o, 0, 2, {{1, "c"}});
 }
 
 // Open-time recovery's torn-tail branch cut at B and wrote a slot whose
@@ -325,21 +333,9 @@ TEST_CASE("an open that cuts a torn tail after a failed fsync leaves a clean log
   }
   std::vector<std::string> all = synced;
   all.insert(all.end(), after.begin(), after.end());
-  for_each_crash(fs, fs.snapshot(), [&] {
-    auto log = Log::open(kDir, o);
-    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
-    CHECK((*log)->next_sequence() == all.size());
-    for (uint64_t seq = 0; seq < all.size(); seq++) {
-      auto r = (*log)->read(seq);
-      REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-      CHECK(r->payload == all[seq]);
-    }
-    VerifyOptions vo;
-    vo.fs = &fs;
-    auto v = verify(kDir, vo);
-    REQUIRE(v.is_ok());
-    CHECK(v->clean());
-  });
+  std::vector<std::pair<uint64_t, std::string>> reads;
+  for (uint64_t seq = 0; seq < all.size(); seq++) reads.emplace_back(seq, all[seq]);
+  check_every_crash(fs, o, 0, all.size(), reads);
 }
 
 // truncate_after renames the segments after the cut to .seg.del and syncs the
@@ -374,19 +370,7 @@ TEST_CASE("records appended after a truncate_after whose directory sync failed s
     REQUIRE((*log)->append({"d"}).is_ok());
     REQUIRE((*log)->sync().is_ok());
   }
-  for_each_crash(fs, fs.snapshot(), [&] {
-    auto log = Log::open(kDir, o);
-    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
-    CHECK((*log)->next_sequence() == 3);
-    auto r = (*log)->read(2);
-    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-    CHECK(r->payload == "d");
-    VerifyOptions vo;
-    vo.fs = &fs;
-    auto v = verify(kDir, vo);
-    REQUIRE(v.is_ok());
-    CHECK(v->clean());
-  });
+  check_every_crash(fs, o, 0, 3, {{2, "d"}});
 }
 
 // truncate_before renames the oldest segments to .seg.del and syncs the
@@ -422,20 +406,7 @@ TEST_CASE("a segment a failed truncate_before was removing stays removed after t
     REQUIRE((*log)->append({"e"}).is_ok());
     REQUIRE((*log)->sync().is_ok());
   }
-  for_each_crash(fs, fs.snapshot(), [&] {
-    auto log = Log::open(kDir, o);
-    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
-    CHECK((*log)->first_sequence() == 2);
-    CHECK((*log)->next_sequence() == 5);
-    auto r = (*log)->read(4);
-    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-    CHECK(r->payload == "e");
-    VerifyOptions vo;
-    vo.fs = &fs;
-    auto v = verify(kDir, vo);
-    REQUIRE(v.is_ok());
-    CHECK(v->clean());
-  });
+  check_every_crash(fs, o, 2, 5, {{4, "e"}});
 }
 
 // The same for a recycle: it renames the oldest segment to NEW.seg.tmp and
@@ -467,18 +438,5 @@ TEST_CASE("a segment a failed recycle was reusing stays removed after the next r
     REQUIRE((*log)->first_sequence() == 2);
     REQUIRE((*log)->sync().is_ok());
   }
-  for_each_crash(fs, fs.snapshot(), [&] {
-    auto log = Log::open(kDir, o);
-    REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
-    CHECK((*log)->first_sequence() == 2);
-    CHECK((*log)->next_sequence() == 5);
-    auto r = (*log)->read(4);
-    REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-    CHECK(r->payload == std::string(700, 'e'));
-    VerifyOptions vo;
-    vo.fs = &fs;
-    auto v = verify(kDir, vo);
-    REQUIRE(v.is_ok());
-    CHECK(v->clean());
-  });
+  check_every_crash(fs, o, 2, 5, {{4, std::string(700, 'e')}});
 }
