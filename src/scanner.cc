@@ -59,6 +59,7 @@ class ScannerImpl {
       : log_(log), pos_(from), to_(to) {}
 
   Result<bool> next();
+  bool next_in_window();
   Result<size_t> next_batch(std::span<RecordView> out);
 
   const LogImpl* log_;
@@ -76,7 +77,36 @@ class ScannerImpl {
   std::string file_;
 };
 
+// The common case of next(), in the same segment: the frame lies whole in
+// the window, inside the committed range read last, nothing was cut or
+// recycled, and the frame passes next()'s checks. false when anything else
+// holds (next() then does the full work, and reports what it finds).
+bool ScannerImpl::next_in_window() {
+  if (!seg_ || (to_ && pos_ > *to_) || seg_->cuts() != cuts_seen_) return false;
+  while (off_ < r_.end && pos_ < r_.next && win_->holds(off_, kFrameHeaderSize)) {
+    const uint8_t* p = win_->at(off_);
+    FrameHeader h = decode_frame_header(p);
+    if (h.is_checkpoint()) {
+      off_ += kFrameHeaderSize;
+      continue;
+    }
+    if (!data_frame_ok(h, seg_->generation(), off_, r_.end) ||
+        !win_->holds(off_, kFrameHeaderSize + h.word) ||
+        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc || seg_->reaped())
+      return false;
+    payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
+    lost_ = h.is_lost();
+    cur_seq_ = pos_;
+    cur_off_ = off_;
+    pos_++;
+    off_ += kFrameHeaderSize + h.word;
+    return true;
+  }
+  return false;
+}
+
 Result<bool> ScannerImpl::next() {
+  if (next_in_window()) return true;
   payload_ = {};
   lost_ = false;
   while (true) {
@@ -154,7 +184,8 @@ Result<bool> ScannerImpl::next() {
       off_ += kFrameHeaderSize;
       continue;
     }
-    if (Status st = check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end); !st.is_ok()) {
+    if (!data_frame_ok(h, seg_->generation(), off_, r.end)) {
+      Status st = check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end);
       // Another process may have recycled the file under us.
       if (!seg_->header_unchanged())
         return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
