@@ -10,14 +10,12 @@
 # Prints ROW/INFO lines (bench/harness.h) on stdout. Uses hyperfine when
 # installed, else a loop of `date +%s%N`.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 build=${1:?usage: cli_bench.sh BUILD_DIR [BIG_LOG_DIR]}
 big=${2:-}
 alog_bin=$build/alog
 scale=${ALOG_BENCH_SCALE:-1}
-
-info() { printf 'INFO\t%s\n' "$*"; }
-row() { printf 'ROW\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
 
 if [[ ! -x $alog_bin ]] || ! "$alog_bin" --help 2>/dev/null | grep -qw append; then
   info "CLI figures skipped: $alog_bin has no 'append' subcommand yet"
@@ -26,36 +24,6 @@ fi
 
 work=$(mktemp -d "${ALOG_BENCH_DIR:-/tmp}/alog-cli-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-
-# median_s RUNS PREPARE COMMAND [noshell]: median wall-clock seconds of
-# COMMAND, run by sh (hyperfine subtracts the shell's own start-up), or with
-# "noshell" exec'd directly (its output is discarded either way).
-median_s() {
-  local runs=$1 prepare=$2 cmd=$3 shell=()
-  [[ ${4:-} == noshell ]] && shell=(-N)
-  if command -v hyperfine >/dev/null; then
-    hyperfine "${shell[@]}" --style none --runs "$runs" --warmup 1 --prepare "$prepare" \
-      --export-csv "$work/h.csv" "$cmd" >/dev/null 2>"$work/h.err" ||
-      { cat "$work/h.err" >&2; return 1; }
-    awk -F, 'NR == 2 { print $4 }' "$work/h.csv"  # command,mean,stddev,median,...
-  else
-    local i t0 t1
-    : >"$work/t"
-    sh -c "$prepare"
-    sh -c "$cmd"  # warm-up
-    for ((i = 0; i < runs; i++)); do
-      sh -c "$prepare"
-      t0=$(date +%s%N)
-      sh -c "$cmd"
-      t1=$(date +%s%N)
-      echo $(((t1 - t0))) >>"$work/t"
-    done
-    sort -n "$work/t" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.6f\n", m / 1e9 }'
-  fi
-}
-calc() { awk "BEGIN { printf \"$1\", $2 }"; }
-ms() { calc "%.1f ms" "$1 * 1000"; }
-yesno() { if awk "BEGIN { exit !($1) }"; then echo yes; else echo NO; fi; }
 
 lines=$(awk -v s="$scale" 'BEGIN { n = int(1000000 * s); print (n < 10000 ? 10000 : n) }')
 runs=5

@@ -13,7 +13,7 @@ alog_bin=$build/alog
 scale=${ALOG_BENCH_SCALE:-1}
 rounds=$(awk -v s="$scale" 'BEGIN { n = int(200 * s); print (n < 20 ? 20 : n) }')
 
-row() { printf 'ROW\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 work=$(mktemp -d "${ALOG_BENCH_DIR:-/tmp}/alog-follow-XXXXXX")
 follower=

@@ -4,7 +4,8 @@
 #
 # Usage: bench/run.sh [BUILD_DIR]   (default: build/ next to bench/)
 # Environment: ALOG_BENCH_DIR  where temporary logs go (default /tmp; about
-#                              1.5 GB at peak, all removed at the end)
+#                              18 GiB at peak for the scale rows, 1.5 GB
+#                              without them, all removed at the end)
 #              ALOG_BENCH_SCALE trial sizes, e.g. 0.2 for a quick look
 set -euo pipefail
 
@@ -43,6 +44,7 @@ step open "$bin/open_bench" "$work/big"
 step retention "$bin/retention_bench"
 step cli "$here/cli_bench.sh" "$build" "$work/big"
 step follow "$here/follow_bench.sh" "$build"
+step scale "$here/scale_bench.sh" "$build"
 rm -rf "$work/big"
 
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Cost growth with the size of the log: open, seek, verify and cat of one
+# log of 1 KiB records in 64 MiB segments, grown to 1, 4 and 16 GiB (times
+# ALOG_BENCH_SCALE). Each figure is divided by the same figure at the first
+# size, measured in this run: open and seek should stay flat (within 20 %),
+# verify and cat should grow linearly (time per GiB within 15 %).
+#
+# Usage: bench/scale_bench.sh BUILD_DIR
+# Needs the largest size in free space under ALOG_BENCH_DIR (default /tmp),
+# and as much page cache to measure warm. Prints ROW/INFO lines
+# (bench/harness.h) on stdout.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
+
+build=${1:?usage: scale_bench.sh BUILD_DIR}
+alog_bin=$build/alog
+scale=${ALOG_BENCH_SCALE:-1}
+runs=3
+
+work=$(mktemp -d "${ALOG_BENCH_DIR:-/tmp}/alog-scale-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log=$work/log
+
+# Sizes in bytes: 1, 4 and 16 GiB scaled, at least one chunk each.
+chunk_lines=$(awk -v s="$scale" 'BEGIN { n = int(65536 * (s < 1 ? s : 1)); print (n < 1024 ? 1024 : n) }')
+read -r -a sizes <<<"$(awk -v s="$scale" 'BEGIN { for (g = 1; g <= 16; g *= 4) printf "%.0f ", g * 2^30 * s }')"
+need=$(( ${sizes[2]} + ${sizes[2]} / 8 ))
+free=$(df -B1 --output=avail "$work" | tail -1)
+mem=$(awk '/MemAvailable/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+if (( free < need )); then
+  info "scale rows skipped: $need bytes needed under $work, $free free"
+  exit 0
+fi
+(( mem < need )) && info "scale rows: only $mem bytes of memory available for $need bytes of log: the larger sizes may be read from the disk"
+
+# One chunk of 1000-byte lines (1 KiB frames), appended again and again.
+line=$(printf 'r%.0s' $(seq 1000))
+awk -v n="$chunk_lines" -v l="$line" 'BEGIN { for (i = 0; i < n; i++) print l }' >"$work/chunk"
+
+records=0
+log_bytes() { if [[ -d $log ]]; then du -sb "$log" | cut -f1; else echo 0; fi; }
+grow_to() {
+  while (( $(log_bytes) < $1 )); do
+    "$alog_bin" append --no-sync --segment-size 64MiB "$log" <"$work/chunk" >/dev/null
+    records=$((records + chunk_lines))
+  done
+  printf 'x\n' | "$alog_bin" append "$log" >/dev/null  # synced, so opening walks no long tail
+  records=$((records + 1))
+  cat "$log"/*.seg >/dev/null  # into the page cache
+}
+
+declare -A fig
+names=(open seek verify cat)
+for i in 0 1 2; do
+  grow_to "${sizes[$i]}"
+  bytes=$(log_bytes)
+  gib[$i]=$(calc "%.3f" "$bytes / 2^30")
+  fig[open,$i]=$(median_s $runs true "'$alog_bin' append --no-sync '$log' < /dev/null")
+  fig[seek,$i]=$(median_s $runs true "'$alog_bin' seek '$log' $((records / 2)) > /dev/null")
+  fig[verify,$i]=$(median_s $runs true "'$alog_bin' verify '$log' > /dev/null")
+  fig[cat,$i]=$(median_s $runs true "'$alog_bin' cat '$log' > /dev/null")
+  segs[$i]=$(ls "$log" | grep -c '\.seg$')
+  info "scale: ${gib[$i]} GiB, ${segs[$i]} segments, $records records: open $(ms "${fig[open,$i]}"), seek $(ms "${fig[seek,$i]}"), verify $(ms "${fig[verify,$i]}"), cat $(ms "${fig[cat,$i]}")"
+done
+
+for i in 1 2; do
+  for n in open seek; do
+    r=$(calc "%.3f" "${fig[$n,$i]} / ${fig[$n,0]}")
+    what=$n
+    [[ $n == open ]] && what="open (append of no input)"
+    row "scale: alog $what at ${gib[$i]} GiB" "$(ms "${fig[$n,$i]}")" \
+      "$(ms "${fig[$n,0]}") at ${gib[0]} GiB" "$(calc "%.2f×" "$r")" "flat (0.8-1.2×)" \
+      "$(yesno "$r >= 0.8 && $r <= 1.2")"
+  done
+  for n in verify cat; do
+    per=$(calc "%.6f" "${fig[$n,$i]} / ${gib[$i]}")
+    per0=$(calc "%.6f" "${fig[$n,0]} / ${gib[0]}")
+    r=$(calc "%.3f" "$per / $per0")
+    row "scale: alog $n at ${gib[$i]} GiB, time per GiB" "$(ms "$per")" \
+      "$(ms "$per0") per GiB at ${gib[0]} GiB" "$(calc "%.2f×" "$r")" "linear (0.85-1.15×)" \
+      "$(yesno "$r >= 0.85 && $r <= 1.15")"
+  done
+done
