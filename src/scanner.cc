@@ -60,6 +60,7 @@ class ScannerImpl {
 
   Result<bool> next();
   bool next_in_window();
+  void accept(const uint8_t* p, const format::FrameHeader& h);
   Result<size_t> next_batch(std::span<RecordView> out);
 
   const LogImpl* log_;
@@ -76,6 +77,17 @@ class ScannerImpl {
   std::string_view payload_;
   std::string file_;
 };
+
+// Makes the checked data frame at off_ (header h, bytes at p) the current
+// record and moves past it.
+void ScannerImpl::accept(const uint8_t* p, const FrameHeader& h) {
+  payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
+  lost_ = h.is_lost();
+  cur_seq_ = pos_;
+  cur_off_ = off_;
+  pos_++;
+  off_ += kFrameHeaderSize + h.word;
+}
 
 // The common case of next(), in the same segment: the frame lies whole in
 // the window, inside the committed range read last, nothing was cut or
@@ -94,12 +106,7 @@ bool ScannerImpl::next_in_window() {
         !win_->holds(off_, kFrameHeaderSize + h.word) ||
         frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc || seg_->reaped())
       return false;
-    payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
-    lost_ = h.is_lost();
-    cur_seq_ = pos_;
-    cur_off_ = off_;
-    pos_++;
-    off_ += kFrameHeaderSize + h.word;
+    accept(p, h);
     return true;
   }
   return false;
@@ -206,58 +213,34 @@ Result<bool> ScannerImpl::next() {
     // A recycle that began while we read makes what we read meaningless.
     if (seg_->reaped())
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
-    payload_ = std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word);
-    lost_ = h.is_lost();
-    cur_seq_ = pos_;
-    cur_off_ = off_;
-    pos_++;
-    off_ += kFrameHeaderSize + h.word;
+    accept(p, h);
     return true;
   }
 }
 
 // The first record by next(), which does every check, reads the window and
-// moves between segments; then the frames that lie whole in that window,
-// below the committed range already read, with next()'s checks. Anything
-// else (a refill, the range's end, a frame next() would reject, `to`) ends
-// the batch, and the next call's next() deals with it.
+// moves between segments; then what next_in_window() takes from that window.
+// Anything else (a refill, the range's end, a frame next() would reject,
+// `to`) ends the batch, and the next call's next() deals with it.
 Result<size_t> ScannerImpl::next_batch(std::span<RecordView> out) {
   if (out.empty()) return size_t{0};
   ALOG_ASSIGN(bool more, next());
   if (!more) return size_t{0};
   out[0] = {cur_seq_, payload_, lost_};
   size_t n = 1;
-  const uint64_t pos_after_first = pos_, off_after_first = off_;
-  const uint16_t gen = seg_->generation();
-  uint64_t last_off = cur_off_;
-  while (n < out.size() && !(to_ && pos_ > *to_) && off_ < r_.end && pos_ < r_.next &&
-         win_->holds(off_, kFrameHeaderSize)) {
-    const uint8_t* p = win_->at(off_);
-    FrameHeader h = decode_frame_header(p);
-    if (h.is_checkpoint()) {
-      off_ += kFrameHeaderSize;
-      continue;
-    }
-    if (!data_frame_ok(h, gen, off_, r_.end) || !win_->holds(off_, kFrameHeaderSize + h.word) ||
-        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc)
-      break;
-    out[n++] = {pos_, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word),
-                h.is_lost()};
-    last_off = off_;
-    pos_++;
-    off_ += kFrameHeaderSize + h.word;
-  }
+  const uint64_t pos_after_first = pos_, off_after_first = off_, first_off = cur_off_;
+  while (n < out.size() && next_in_window()) out[n++] = {cur_seq_, payload_, lost_};
   if (n > 1 && (seg_->reaped() || seg_->cuts() != cuts_seen_)) {
     // A recycle or a cut began during the batch: only the first record was
     // read before it for certain; next() reports the rest.
     pos_ = pos_after_first;
     off_ = off_after_first;
+    payload_ = out[0].payload;
+    lost_ = out[0].lost;
+    cur_seq_ = out[0].sequence;
+    cur_off_ = first_off;
     return size_t{1};
   }
-  payload_ = out[n - 1].payload;
-  lost_ = out[n - 1].lost;
-  cur_seq_ = out[n - 1].sequence;
-  cur_off_ = last_off;
   return n;
 }
 
