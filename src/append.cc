@@ -177,7 +177,7 @@ Result<uint64_t> LogImpl::append_batch(const RecordRef* recs, size_t n) {
       return Status(Errc::segment_full, "the only segment is full (max segments 1)").at(dir_);
   }
   if (opt_.max_disk_size != 0) {
-    uint64_t disk = disk_size();
+    uint64_t disk = budget_size(v);
     uint64_t grow;
     if (!need_roll) {
       uint64_t len = v->back()->file_length();
@@ -197,17 +197,30 @@ Result<uint64_t> LogImpl::append_batch(const RecordRef* recs, size_t n) {
   }
   if (need_roll) {
     ALOG_TRY(roll(tail_.seq));
+    v = view();
     cp_first = false;
     cp_after = n >= stride;
   }
-  ALOG_TRY(write_batch(recs, n, cp_first, cp_after));
+  ALOG_TRY(write_batch(v->back(), recs, n, cp_first, cp_after));
   if (opt_.sync_on_append) ALOG_TRY(sync_active(/*sync_slot=*/false));
   return tail_.seq - 1;
 }
 
-Status LogImpl::write_batch(const RecordRef* recs, size_t n, bool cp_first, bool cp_after) {
-  auto v = view();
-  const SegmentPtr& seg = v->back();
+// Every segment but the active one keeps its file length while it is in the
+// chain (only the active segment grows or is cut; a truncation or a roll
+// makes a new chain), so their sum is taken once per chain.
+uint64_t LogImpl::budget_size(const std::shared_ptr<const SegmentList>& v) {
+  const bool same = !sized_view_.expired() && !sized_view_.owner_before(v) && !v.owner_before(sized_view_);
+  if (!same) {
+    sealed_bytes_ = 0;
+    for (size_t i = 0; i + 1 < v->size(); i++) sealed_bytes_ += (*v)[i]->file_length();
+    sized_view_ = v;
+  }
+  return sealed_bytes_ + (v->empty() ? 0 : v->back()->file_length());
+}
+
+Status LogImpl::write_batch(const SegmentPtr& seg, const RecordRef* recs, size_t n, bool cp_first,
+                            bool cp_after) {
   const uint16_t gen = seg->generation();
   const WalkState old = tail_;
   WalkState st = tail_;

@@ -123,7 +123,11 @@ class LogImpl {
                          uint64_t file_length, detail::SegmentPtr* out);
   Status recycle_oldest(uint64_t start, detail::SegmentPtr* out);
   Status roll(uint64_t start);
-  Status write_batch(const detail::RecordRef* recs, size_t n, bool cp_first, bool cp_after);
+  Status write_batch(const detail::SegmentPtr& seg, const detail::RecordRef* recs, size_t n,
+                     bool cp_first, bool cp_after);
+  // disk_size() for the writer's budget check, without walking every
+  // segment of the chain v on each append.
+  uint64_t budget_size(const std::shared_ptr<const detail::SegmentList>& v);
   Status rollback(uint64_t old_eof, const detail::WalkState& old_tail);
   // seal: the roll's sync; then a slot inherited from an earlier process is
   // rewritten even if it already shows the EOF position.
@@ -140,6 +144,10 @@ class LogImpl {
   mutable std::mutex view_mu_;
   std::shared_ptr<const detail::SegmentList> view_;
   detail::WalkState tail_;  // writer: state at the active segment's EOF position
+  // budget_size's sum of the file lengths of every segment but the last, and
+  // the chain it was summed for (weak: a removed segment is not kept open).
+  std::weak_ptr<const detail::SegmentList> sized_view_;
+  uint64_t sealed_bytes_ = 0;
   // The active segment's winning slot was written by this process (not only
   // read at open: after a failed fsync in an earlier process, what reads back
   // may never reach the disk; FORMAT.md "A failed fsync is final").
