@@ -137,11 +137,10 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
 // partial last record is reported, not appended.
 template <class Feed>
 void drain(const Global& g, Feed feed, InputReader& in) {
-  std::string rec;
+  std::string_view rec;
   while (in.next_buffered(&rec)) {
     if (signals_received() > 1) check_interrupted();
-    feed(std::move(rec));
-    rec.clear();
+    feed(rec);
   }
   if (in.partial_bytes())
     warn(g, in.name(), in.offset(),
@@ -224,27 +223,26 @@ int run_append(const AppendOptions& o, const Global& g) {
   // (utf8 with \u escapes), plus the object around it.
   const uint64_t max_line =
       o.ndjson ? std::min<uint64_t>(max_payload, UINT64_MAX / 8) * 6 + 4096 : max_payload;
-  auto feed = [&](std::string rec) {
-    if (o.ndjson) {
-      auto pl = ndjson_payload(rec, enc, in->name(), in->record_number(), in->record_offset());
-      if (!pl) return;
-      if (pl->size() > max_payload)
-        fail("payload_too_large", in->name(), in->record_offset(),
-             fmt::format("line {}: record of {} bytes is larger than max_payload_size {}",
-                         in->record_number(), pl->size(), max_payload));
-      rec = std::move(*pl);
-    }
-    app.add(std::move(rec), *in);
+  auto feed = [&](std::string_view rec) {
+    if (!o.ndjson) return app.add(rec, *in);
+    auto pl = ndjson_payload(rec, enc, in->name(), in->record_number(), in->record_offset());
+    if (!pl) return;
+    if (pl->size() > max_payload)
+      fail("payload_too_large", in->name(), in->record_offset(),
+           fmt::format("line {}: record of {} bytes is larger than max_payload_size {}",
+                       in->record_number(), pl->size(), max_payload));
+    app.add(*pl, *in);
   };
   try {
-    std::string rec;
+    std::string_view rec;
     for (size_t i = 0; i < files.size() && !stopped; i++) {
       in.emplace(files[i] == "-" ? "stdin" : files[i], fds[i], split, max_line);
       while (true) {
-        InputReader::Got got = in->next(&rec, tick());
+        // tick() (flush and sync by time, maintenance requests) runs each
+        // time the input has to be read, so at least once per read(2).
+        InputReader::Got got = in->next(&rec, tick);
         if (got == InputReader::Got::record) {
-          feed(std::move(rec));
-          rec.clear();
+          feed(rec);
         } else if (got == InputReader::Got::signal) {
           stopped = true;
           break;

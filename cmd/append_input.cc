@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,20 +20,17 @@ constexpr size_t kBlock = 256 * 1024;
 InputReader::InputReader(std::string name, int fd, Split split, uint64_t max_payload)
     : name_(std::move(name)), fd_(fd), split_(split), max_payload_(max_payload) {}
 
-InputReader::Got InputReader::next(std::string* out, int timeout_ms) {
-  while (true) {
-    if (take(out)) return Got::record;
-    if (eof_) return Got::eof;
-    switch (wait_fd(fd_, timeout_ms)) {
-      case Wake::signal: return Got::signal;
-      case Wake::timeout: return Got::timeout;
-      case Wake::ready: break;
-    }
-    fill();
+InputReader::Got InputReader::wait_and_fill(int timeout_ms) {
+  switch (wait_fd(fd_, timeout_ms)) {
+    case Wake::signal: return Got::signal;
+    case Wake::timeout: return Got::timeout;
+    case Wake::ready: break;
   }
+  fill();
+  return Got::record;
 }
 
-bool InputReader::next_buffered(std::string* out) {
+bool InputReader::next_buffered(std::string_view* out) {
   bool eof = eof_;
   eof_ = false;  // a stop: an unterminated last record stays partial
   bool got = take(out);
@@ -40,33 +38,33 @@ bool InputReader::next_buffered(std::string* out) {
   return got;
 }
 
-bool InputReader::take(std::string* out) {
-  const uint64_t avail = buf_.size() - pos_;
+bool InputReader::take(std::string_view* out) {
+  const uint64_t avail = len_ - pos_;
+  const char* const buf = buf_.get();
   if (split_ == Split::newline || split_ == Split::nul) {
     const char delim = split_ == Split::newline ? '\n' : '\0';
     size_t from = std::max(scanned_, pos_);
-    const void* hit = from < buf_.size() ? std::memchr(buf_.data() + from, delim, buf_.size() - from)
-                                         : nullptr;
+    const void* hit = from < len_ ? std::memchr(buf + from, delim, len_ - from) : nullptr;
     if (hit) {
-      size_t at = size_t(static_cast<const char*>(hit) - buf_.data());
+      size_t at = size_t(static_cast<const char*>(hit) - buf);
       if (at - pos_ > max_payload_) too_large(at - pos_, true);
-      out->assign(buf_, pos_, at - pos_);
+      *out = std::string_view(buf + pos_, at - pos_);
       consume(at + 1 - pos_);
       return true;
     }
-    scanned_ = buf_.size();
+    scanned_ = len_;
     if (avail > max_payload_) too_large(avail, false);
     if (!eof_ || avail == 0) return false;
-    out->assign(buf_, pos_, std::string::npos);  // the last record, without a delimiter
+    *out = std::string_view(buf + pos_, avail);  // the last record, without a delimiter
     consume(avail);
     return true;
   }
   if (split_ == Split::len32) {
     if (avail >= 4) {
-      uint32_t len = format::get32(reinterpret_cast<const uint8_t*>(buf_.data() + pos_));
+      uint32_t len = format::get32(reinterpret_cast<const uint8_t*>(buf + pos_));
       if (len > max_payload_) too_large(len, true);
       if (avail >= 4 + uint64_t(len)) {
-        out->assign(buf_, pos_ + 4, len);
+        *out = std::string_view(buf + pos_ + 4, len);
         consume(4 + uint64_t(len));
         return true;
       }
@@ -82,7 +80,7 @@ bool InputReader::take(std::string* out) {
   if (avail > max_payload_) too_large(avail, false);
   if (!eof_ || done_) return false;
   done_ = true;
-  out->assign(buf_, pos_, std::string::npos);
+  *out = std::string_view(buf + pos_, avail);
   consume(avail);
   return true;
 }
@@ -93,11 +91,6 @@ void InputReader::consume(uint64_t n) {
   pos_ += n;
   offset_ += n;
   scanned_ = pos_;
-  // Drop what was consumed once it is most of the buffer: amortized linear.
-  if (pos_ > (1u << 20) && pos_ * 2 > buf_.size()) {
-    buf_.erase(0, pos_);
-    pos_ = scanned_ = 0;
-  }
 }
 
 void InputReader::too_large(uint64_t length, bool exact) {
@@ -109,11 +102,27 @@ void InputReader::too_large(uint64_t length, bool exact) {
 }
 
 bool InputReader::fill() {
-  if (!block_) block_ = std::make_unique<char[]>(kBlock);
+  // The records handed out before this call are done with: move the unread
+  // part to the front (it is shorter than one record), and grow the buffer
+  // only for a record longer than it. Each byte moves at most once per
+  // doubling: amortized linear.
+  if (pos_ > 0 && (len_ + kBlock > cap_ || pos_ * 2 > cap_)) {
+    std::memmove(buf_.get(), buf_.get() + pos_, len_ - pos_);
+    len_ -= pos_;
+    scanned_ -= pos_;
+    pos_ = 0;
+  }
+  if (len_ + kBlock > cap_) {
+    size_t cap = std::max(cap_ * 2, len_ + kBlock);
+    std::unique_ptr<char[]> grown(new char[cap]);
+    if (len_) std::memcpy(grown.get(), buf_.get(), len_);
+    buf_ = std::move(grown);
+    cap_ = cap;
+  }
   while (true) {
-    ssize_t n = ::read(fd_, block_.get(), kBlock);
+    ssize_t n = ::read(fd_, buf_.get() + len_, cap_ - len_);
     if (n > 0) {
-      buf_.append(block_.get(), size_t(n));
+      len_ += size_t(n);
       return true;
     }
     if (n == 0) {
@@ -125,7 +134,7 @@ bool InputReader::fill() {
       continue;
     }
     int e = errno;
-    fail("io", name_, offset_ + (buf_.size() - pos_), std::string("read: ") + std::strerror(e));
+    fail("io", name_, offset_ + (len_ - pos_), std::string("read: ") + std::strerror(e));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace alog::cli {
 
@@ -19,14 +20,24 @@ class InputReader {
 
   enum class Got { record, eof, timeout, signal };
   // The next record into *out (record), the end of the input (eof), or
-  // nothing yet: no complete record arrived within timeout_ms (negative:
-  // no limit) or a signal arrived. Each byte is scanned once, so the cost
+  // nothing yet: no complete record arrived within timeout_ms() (negative:
+  // no limit) or a signal arrived. timeout_ms is asked only when the
+  // buffer holds no complete record, just before waiting for input. *out
+  // points into the reader's buffer and stays valid until the next call
+  // of next() or next_buffered(). Each byte is scanned once, so the cost
   // is linear in the input. Throws the Failures bad_input,
   // payload_too_large and io, located at the record's input offset.
-  Got next(std::string* out, int timeout_ms);
+  template <class Timeout>
+  Got next(std::string_view* out, Timeout&& timeout_ms) {
+    while (true) {
+      if (take(out)) return Got::record;
+      if (eof_) return Got::eof;
+      if (Got g = wait_and_fill(timeout_ms()); g != Got::record) return g;
+    }
+  }
   // A complete record already in the buffer, without reading (for a clean
   // stop): false when none is.
-  bool next_buffered(std::string* out);
+  bool next_buffered(std::string_view* out);
 
   const std::string& name() const { return name_; }
   // Input offset and number (1-based) of the record next() returned last.
@@ -35,24 +46,30 @@ class InputReader {
   // Input offset where the next record starts, and how many bytes of it
   // were read (a partial record when the input stops here).
   uint64_t offset() const { return offset_; }
-  uint64_t partial_bytes() const { return buf_.size() - pos_; }
+  uint64_t partial_bytes() const { return len_ - pos_; }
 
  private:
   // A complete record at buf_[pos_] into *out; at the end of the input also
   // the last one without a terminator.
-  bool take(std::string* out);
+  bool take(std::string_view* out);
   void consume(uint64_t n);
+  // Waits up to timeout_ms for input and reads one block: record when it
+  // read (or reached the end), else timeout or signal.
+  Got wait_and_fill(int timeout_ms);
   // exact: length is the record's; else the bytes of it read so far.
   [[noreturn]] void too_large(uint64_t length, bool exact);
-  // Reads one block; false at the end of the input.
+  // Reads one block into the buffer (moving the unread part to its front
+  // first); false at the end of the input.
   bool fill();
 
   std::string name_;
   int fd_;
   Split split_;
   uint64_t max_payload_;
-  std::string buf_;
-  std::unique_ptr<char[]> block_;  // what one read(2) returns
+  // The input read and not yet consumed, read(2) straight into it: bytes
+  // [0, len_) of cap_; records handed out still point into it.
+  std::unique_ptr<char[]> buf_;
+  size_t cap_ = 0, len_ = 0;
   size_t pos_ = 0;      // start of the next record in buf_
   size_t scanned_ = 0;  // buf_[pos_, scanned_) holds no terminator
   uint64_t offset_ = 0;         // input offset of buf_[pos_]

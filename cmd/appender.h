@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "append_input.h"
@@ -34,8 +35,9 @@ class Appender {
   Appender(const Global& g, Log& log, AppendResult& r, size_t batch, uint64_t flush_ms,
            uint64_t sync_ms, bool periodic_sync, const StoredRetention& ret);
 
-  // Adds a record read from `in` (where the input resumes if it is lost).
-  void add(std::string rec, const InputReader& in);
+  // Adds (a copy of) a record read from `in` (where the input resumes if it
+  // is lost).
+  void add(std::string_view rec, const InputReader& in);
   // Writes the batch being collected, if any.
   void flush();
   // Writes and syncs what is due; returns how long the caller may wait for
@@ -58,8 +60,12 @@ class Appender {
   size_t batch_;
   uint64_t flush_ms_, sync_ms_;
   bool periodic_sync_;
-  std::vector<std::string> pending_;
-  uint64_t pending_bytes_ = 0, pending_size_ = 0;
+  // The batch being collected: its payloads one after another in arena_,
+  // each ending at ends_[i] (no allocation per record).
+  std::string arena_;
+  std::vector<size_t> ends_;
+  std::vector<std::string_view> views_;  // flush()'s, kept for its capacity
+  uint64_t pending_size_ = 0;  // framed size
   uint64_t flush_due_ = 0;
   uint64_t age_due_ = 0;
   std::optional<uint64_t> sync_due_;
