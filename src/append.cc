@@ -244,6 +244,11 @@ Status LogImpl::write_batch(const SegmentPtr& seg, const RecordRef* recs, size_t
     st.crc = 0;
     st.pending = 0;
   }
+  // Headers and copied payloads first. A copied one-part frame has its
+  // header and payload in scratch: its CRC waits for the loop below, which
+  // takes three such frames at a time.
+  headers_.clear();
+  deferred_.clear();
   for (size_t i = 0; i < n; i++) {
     const RecordRef& r = recs[i];
     FrameHeader h;
@@ -252,14 +257,18 @@ Status LogImpl::write_batch(const SegmentPtr& seg, const RecordRef* recs, size_t
     h.generation = gen;
     h.flags = i + 1 == n ? (kFlagData | kFlagBatchEnd) : kFlagData;
     encode_frame_prefix(h, p);
-    uint32_t c = crc32c(p, 12);
-    for (size_t k = 0; k < r.nparts; k++)
-      if (!r.parts[k].empty()) c = crc32c_extend(c, r.parts[k].data(), r.parts[k].size());
-    put32(p + 12, c);
-    st.crc = crc32c_extend(st.crc, p, kFrameHeaderSize);
-    st.pending = static_cast<uint16_t>(st.pending + 1);
+    headers_.push_back(p);
+    const bool copied = r.length < kCopyLimit;
+    if (copied && r.nparts == 1) {
+      deferred_.push_back(p);
+    } else {
+      uint32_t c = crc32c(p, 12);
+      for (size_t k = 0; k < r.nparts; k++)
+        if (!r.parts[k].empty()) c = crc32c_extend(c, r.parts[k].data(), r.parts[k].size());
+      put32(p + 12, c);
+    }
     p += kFrameHeaderSize;
-    if (r.length < kCopyLimit) {
+    if (copied) {
       for (size_t k = 0; k < r.nparts; k++) {
         if (r.parts[k].empty()) continue;
         std::memcpy(p, r.parts[k].data(), r.parts[k].size());
@@ -272,6 +281,25 @@ Status LogImpl::write_batch(const SegmentPtr& seg, const RecordRef* recs, size_t
           iov_.push_back({const_cast<char*>(r.parts[k].data()), r.parts[k].size()});
     }
   }
+  // A deferred frame's CRC: its first 12 bytes, then the payload after the
+  // CRC field (word, at offset 0, is the payload's length).
+  auto payload_of = [](const uint8_t* h) { return h + kFrameHeaderSize; };
+  size_t d = 0;
+  for (; d + 3 <= deferred_.size(); d += 3) {
+    uint8_t* const* f = &deferred_[d];
+    uint32_t c[3] = {crc32c(f[0], 12), crc32c(f[1], 12), crc32c(f[2], 12)};
+    const void* data[3] = {payload_of(f[0]), payload_of(f[1]), payload_of(f[2])};
+    const size_t len[3] = {get32(f[0]), get32(f[1]), get32(f[2])};
+    crc32c_extend_3(c, data, len);
+    for (int k = 0; k < 3; k++) put32(f[k] + 12, c[k]);
+  }
+  for (; d < deferred_.size(); d++) {
+    uint8_t* f = deferred_[d];
+    put32(f + 12, crc32c_extend(crc32c(f, 12), payload_of(f), get32(f)));
+  }
+  // The checkpoint CRC runs over the finished headers, in order.
+  for (const uint8_t* hp : headers_) st.crc = crc32c_extend(st.crc, hp, kFrameHeaderSize);
+  st.pending = static_cast<uint16_t>(st.pending + n);
   st.seq += n;
   if (cp_after) {
     encode_checkpoint(st.crc, st.pending, gen, false, p);

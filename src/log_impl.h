@@ -148,6 +148,9 @@ class LogImpl {
   // the chain it was summed for (weak: a removed segment is not kept open).
   std::weak_ptr<const detail::SegmentList> sized_view_;
   uint64_t sealed_bytes_ = 0;
+  // write_batch's scratch, kept for its capacity: the frames' headers, and
+  // those whose CRC it takes three at a time.
+  std::vector<uint8_t*> headers_, deferred_;
   // The active segment's winning slot was written by this process (not only
   // read at open: after a failed fsync in an earlier process, what reads back
   // may never reach the disk; FORMAT.md "A failed fsync is final").

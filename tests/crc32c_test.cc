@@ -92,3 +92,26 @@ TEST_CASE("crc32c_extend2 is crc32c_extend over the first piece, then the second
       CHECK(alog::crc32c_extend2(0, data.data(), na, b, nb) == alog::crc32c(data.data(), na + nb));
     }
 }
+
+TEST_CASE("crc32c_extend_3 is three crc32c_extends, for every mix of lengths around the common part") {
+  std::string data;
+  for (int k = 0; k < 1200; k++) data.push_back(char(k * 31 + 7));
+  const size_t lengths[] = {0, 1, 7, 8, 9, 15, 100, 101, 255, 256, 400};
+  for (size_t a : lengths)
+    for (size_t b : lengths)
+      for (size_t c : lengths) {
+        CAPTURE(a);
+        CAPTURE(b);
+        CAPTURE(c);
+        // Different starting CRCs and unaligned, distinct buffers.
+        uint32_t crc[3] = {0, 0x12345678, 0xFFFFFFFF};
+        const void* p[3] = {data.data() + 1, data.data() + 403, data.data() + 799};
+        const size_t n[3] = {a, b, c};
+        uint32_t want[3];
+        for (int i = 0; i < 3; i++) want[i] = alog::crc::portable(crc[i], p[i], n[i]);
+        alog::crc32c_extend_3(crc, p, n);
+        CHECK(crc[0] == want[0]);
+        CHECK(crc[1] == want[1]);
+        CHECK(crc[2] == want[2]);
+      }
+}

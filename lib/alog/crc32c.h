@@ -14,6 +14,10 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
 // crc32c_extend over a, then b, with one dispatch (a frame's header bytes,
 // then its payload).
 uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, size_t nb);
+// Three crc32c_extends at once: crc[i] = crc32c_extend(crc[i], data[i], n[i]).
+// For short buffers (frame payloads) the three run side by side in the CPU,
+// in about the time of one.
+void crc32c_extend_3(uint32_t crc[3], const void* const data[3], const size_t n[3]);
 
 // The implementations behind crc32c_extend, each usable on its own so tests
 // and benchmarks can compare them. Each takes and returns a finished CRC
