@@ -346,7 +346,7 @@ class PosixFs final : public Fs {
     if (!at.is_ok()) {
       // A missing directory on the way: nothing there.
       int err = at.status().sys_errno();
-      if (at.status().is(Errc::io) && (err == ENOENT || err == ENOTDIR)) return fs;
+      if (!at.status().is(Errc::not_a_log) && (err == ENOENT || err == ENOTDIR)) return fs;
       return at.status();
     }
     struct stat st;

@@ -111,7 +111,26 @@ TEST_CASE("no symbolic link below an anchored directory is followed, in any comp
   CHECK(posix_fs().list(d + "/lost+found").status().code() == Errc::not_a_log);
   CHECK(posix_fs().sync_dir(d + "/lost+found").code() == Errc::not_a_log);
   CHECK(posix_fs().stat(d + "/lost+found/x.bin").status().code() == Errc::not_a_log);
+  CHECK(posix_fs().available(d + "/lost+found").status().code() == Errc::not_a_log);
   CHECK(list_dir(elsewhere).empty());
+  // A file where a directory should be is refused as well; a missing one is missing.
+  write_file(d + "/file", "");
+  auto under_file = posix_fs().open(d + "/file/x", OpenMode::create_excl);
+  CHECK(under_file.status().message().find("is a regular file, not a directory") != std::string::npos);
+  CHECK(under_file.status().path() == d + "/file");
+  CHECK_FALSE(posix_fs().stat(d + "/missing/x")->exists);
+  CHECK(posix_fs().open(d + "/missing/x", OpenMode::create_excl).status().sys_errno() == ENOENT);
+}
+
+TEST_CASE("anchoring a directory that is not there fails and holds nothing") {
+  TempDir t;
+  auto a = posix_fs().anchor(t / "missing");
+  REQUIRE_FALSE(a.is_ok());
+  CHECK(a.status().code() == Errc::not_found);
+  CHECK(a.status().sys_errno() == ENOENT);
+  fs::create_directory(t / "missing");  // made later: resolved by its path, as given
+  REQUIRE(posix_fs().open(t / "missing/x", OpenMode::create_excl).is_ok());
+  CHECK(file_exists(t / "missing/x"));
 }
 
 TEST_CASE("a log whose directory is replaced by a link while it is open changes only the directory it opened") {
