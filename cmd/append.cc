@@ -169,6 +169,10 @@ int run_append(const AppendOptions& o, const Global& g) {
   if (is_regular_file(o.dir)) fail("not_a_log", o.dir, std::nullopt, "not a directory");
   (void)load_options(o.dir, o.create);  // invalid option values are usage errors: check first
   const Prepared prep = prepare_dir(o.dir);
+  // Held for the whole run: alog.json, the log and any undo are made in the
+  // directory found (or made) now, whatever DIR names later.
+  auto anchor = posix_fs().anchor(o.dir);
+  if (!anchor) fail(anchor.status(), o.dir);
   r.created = prep.new_log;
   StoredRetention ret;
   std::unique_ptr<Log> log;

@@ -440,6 +440,8 @@ int run_dump(const DumpOptions& o, const Global& g) {
   if (!st) fail(st.status(), o.path);
   if (!st->exists) fail("not_found", o.path, std::nullopt, "no such log directory or segment file");
   if (!st->is_dir) fail("not_a_log", o.path, std::nullopt, "not a directory or a segment file");
+  auto anchor = posix_fs().anchor(o.path);  // every segment read from the directory listed
+  if (!anchor) fail(anchor.status(), o.path);
   auto names = posix_fs().list(o.path);
   if (!names) fail(names.status(), o.path);
   std::vector<std::string> segs;

@@ -281,6 +281,9 @@ Status LogImpl::load_segments(bool writer) {
   } else if (!st.is_dir) {
     return Status(Errc::not_a_log, dir_ + ": not a directory").at(dir_);
   }
+  // From here on, every name is reached through the directory opened now
+  // (a new one before anything is created in it).
+  ALOG_ASSIGN(anchor_, fs_->anchor(dir_));
   auto is_other = [](const std::string& n) {
     return !parse_segment_name(n) && !n.ends_with(kTmpSuffix) && !n.ends_with(kDelSuffix) &&
            n != kLockName && n != kOptionsName && n != kLostFoundName && n != kControlSocketName;

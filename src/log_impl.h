@@ -139,6 +139,9 @@ class LogImpl {
   std::string dir_;
   Options opt_;
   Fs* fs_;
+  // The log directory, held open while the log is (Fs::anchor): every name
+  // in it is reached from there. Declared early: dropped after everything else.
+  std::shared_ptr<DirAnchor> anchor_;
   bool writable_;
   std::unique_ptr<FileLock> lock_;
   mutable std::mutex view_mu_;

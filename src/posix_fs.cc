@@ -16,28 +16,14 @@
 #include <string>
 
 #include "alog/fs.h"
+#include "posix_dir.h"
 
 namespace alog {
 namespace {
 
-const char* kind_of(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISREG(mode)) return "a regular file";
-  return "not a regular file";
-}
-
-// A name in a log directory that alog refuses to open: it never follows a
-// link there and never opens anything but a regular file.
-Status not_regular(const std::string& path, mode_t mode, const char* want = "a regular file") {
-  return Status(Errc::not_a_log, std::string("is ") + kind_of(mode) + ", not " + want +
-                                     "; alog does not follow links or open special files in a log")
-      .at(path);
-}
+using detail::At;
+using detail::not_regular;
+using detail::resolve;
 
 // A file to be written that another name shares (a hard link): writing it
 // would change the other name's file too.
@@ -155,6 +141,8 @@ class PosixLock final : public FileLock {
 
 class PosixFs final : public Fs {
  public:
+  Result<std::shared_ptr<DirAnchor>> anchor(const std::string& dir) override { return detail::anchor_dir(dir); }
+
   Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override {
     // Never follow a link at the last component, and never block: a FIFO or
     // a device where a segment should be is refused after fstat, not waited on.
@@ -167,17 +155,20 @@ class PosixFs final : public Fs {
       // hard link shares its inode with before any check could refuse it.
       case OpenMode::create_trunc: flags |= O_RDWR | O_CREAT | O_EXCL; break;
     }
-    if (mode == OpenMode::create_trunc && ::unlink(path.c_str()) != 0 && errno != ENOENT)
+    ALOG_ASSIGN(At at, resolve(path));
+    if (mode != OpenMode::read) ALOG_TRY(at.check_dir(path));
+    if (mode == OpenMode::create_trunc && ::unlinkat(at.fd(), at.name(), 0) != 0 && errno != ENOENT)
       return Status::io_error("unlink", path, errno);
     if (mode == OpenMode::read || mode == OpenMode::read_write) {
       // Refuse a special file before opening it: opening some devices has effects.
       struct stat st;
-      if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      if (::fstatat(at.fd(), at.name(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) &&
+          !S_ISDIR(st.st_mode))
         return not_regular(path, st.st_mode);
     }
     int fd;
     do {
-      fd = ::open(path.c_str(), flags, 0644);
+      fd = ::openat(at.fd(), at.name(), flags, 0644);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
       if (errno == ELOOP) return not_regular(path, S_IFLNK);
@@ -189,45 +180,56 @@ class PosixFs final : public Fs {
       ::close(fd);
       return Status::io_error("stat", path, err);
     }
-    if (!S_ISREG(st.st_mode)) {
+    Status bad;
+    if (S_ISDIR(st.st_mode)) bad = Status::io_error("open", path, EISDIR);
+    else if (!S_ISREG(st.st_mode)) bad = not_regular(path, st.st_mode);
+    else if (mode != OpenMode::read && st.st_nlink != 1) bad = shared_inode(path, st.st_nlink);
+    else if (mode != OpenMode::read) bad = at.check(path, st);
+    if (!bad.is_ok()) {
       ::close(fd);
-      if (S_ISDIR(st.st_mode)) return Status::io_error("open", path, EISDIR);
-      return not_regular(path, st.st_mode);
-    }
-    if (mode != OpenMode::read && st.st_nlink != 1) {
-      ::close(fd);
-      return shared_inode(path, st.st_nlink);
+      return bad;
     }
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return std::unique_ptr<File>(new PosixFile(fd, path));
   }
 
   Status rename(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0)
+    ALOG_ASSIGN(At a, resolve(from, /*entry=*/true));
+    ALOG_ASSIGN(At b, resolve(to, /*entry=*/true));
+    if (::renameat(a.fd(), a.name(), b.fd(), b.name()) != 0)
       return Status::io_error("rename to " + to, from, errno);
     return {};
   }
 
   Status unlink(const std::string& path) override {
-    if (::unlink(path.c_str()) != 0) return Status::io_error("unlink", path, errno);
+    ALOG_ASSIGN(At at, resolve(path, /*entry=*/true));
+    if (::unlinkat(at.fd(), at.name(), 0) != 0) return Status::io_error("unlink", path, errno);
     return {};
   }
 
   Status mkdir(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) == 0) return {};
-    int err = errno;
+    ALOG_ASSIGN(At at, resolve(path));
+    ALOG_TRY(at.check_dir(path));
+    int err = ::mkdirat(at.fd(), at.name(), 0755) == 0 ? 0 : errno;
     struct stat st;
-    // An existing directory is fine; a link (even to a directory) or a file is not.
-    if (err == EEXIST && ::lstat(path.c_str(), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) return {};
-      return not_regular(path, st.st_mode, "a directory");
+    if (err == 0 || err == EEXIST) {
+      if (::fstatat(at.fd(), at.name(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Status::io_error("stat", path, errno);
+      // An existing directory is fine; a link (even to a directory) or a file is not.
+      if (!S_ISDIR(st.st_mode)) return not_regular(path, st.st_mode, "a directory");
+      return at.check(path, st);
     }
     return Status::io_error("mkdir", path, err);
   }
 
   Result<std::vector<std::string>> list(const std::string& dir) override {
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) return Status::io_error("list directory", dir, errno);
+    ALOG_ASSIGN(At at, resolve(dir));
+    int fd = open_dir(at, O_RDONLY);
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
+    if (!d) {
+      int err = errno;
+      if (fd >= 0) ::close(fd);
+      return dir_error("list directory", dir, at, err);
+    }
     std::vector<std::string> names;
     errno = 0;
     while (struct dirent* e = ::readdir(d)) {
@@ -241,8 +243,9 @@ class PosixFs final : public Fs {
   }
 
   Status sync_dir(const std::string& dir) override {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return Status::io_error("open directory", dir, errno);
+    ALOG_ASSIGN(At at, resolve(dir));
+    int fd = open_dir(at, O_RDONLY);
+    if (fd < 0) return dir_error("open directory", dir, at, errno);
     int r;
     do {
       r = ::fsync(fd);
@@ -254,8 +257,10 @@ class PosixFs final : public Fs {
   }
 
   Result<std::unique_ptr<FileLock>> lock(const std::string& path) override {
+    ALOG_ASSIGN(At at, resolve(path));
+    ALOG_TRY(at.check_dir(path));
     // A link at LOCK is refused, never followed: a dangling one would create its target.
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    int fd = ::openat(at.fd(), at.name(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0) {
       if (errno == ELOOP) return not_regular(path, S_IFLNK);
       return Status::io_error("open lock file", path, errno);
@@ -267,10 +272,13 @@ class PosixFs final : public Fs {
       return Status::io_error("stat", path, err);
     }
     // The holder may write its pid into LOCK: never a FIFO or a file another name shares.
-    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    Status bad;
+    if (!S_ISREG(st.st_mode)) bad = not_regular(path, st.st_mode);
+    else if (st.st_nlink != 1) bad = shared_inode(path, st.st_nlink);
+    else bad = at.check(path, st);
+    if (!bad.is_ok()) {
       ::close(fd);
-      if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
-      return shared_inode(path, st.st_nlink);
+      return bad;
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
@@ -287,8 +295,10 @@ class PosixFs final : public Fs {
   }
 
   bool is_locked(const std::string& path) override {
+    auto at = resolve(path);
+    if (!at.is_ok()) return false;
     struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    if (::fstatat(at->fd(), at->name(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return false;
     // Read /proc/locks rather than probing with flock(LOCK_SH): a probe is a
     // lock of its own, and a writer opening at that instant would fail.
     if (FILE* f = std::fopen("/proc/locks", "re")) {
@@ -311,7 +321,7 @@ class PosixFs final : public Fs {
       std::fclose(f);
       return held;
     }
-    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = ::openat(at->fd(), at->name(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return false;
     bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);  // releases our shared lock if we got it
@@ -319,21 +329,34 @@ class PosixFs final : public Fs {
   }
 
   Result<uint64_t> available(const std::string& dir) override {
+    ALOG_ASSIGN(At at, resolve(dir));
+    int fd = open_dir(at, O_PATH);
+    if (fd < 0) return dir_error("statvfs", dir, at, errno);
     struct statvfs v;
-    if (::statvfs(dir.c_str(), &v) != 0) return Status::io_error("statvfs", dir, errno);
+    int r = ::fstatvfs(fd, &v);
+    int err = errno;
+    ::close(fd);
+    if (r != 0) return Status::io_error("statvfs", dir, err);
     return uint64_t(v.f_bavail) * uint64_t(v.f_frsize);
   }
 
   Result<FileStat> stat(const std::string& path) override {
-    struct stat st;
+    auto at = resolve(path);
     FileStat fs;
-    if (::lstat(path.c_str(), &st) != 0) {
+    if (!at.is_ok()) {
+      // A missing directory on the way: nothing there.
+      int err = at.status().sys_errno();
+      if (!at.status().is(Errc::not_a_log) && (err == ENOENT || err == ENOTDIR)) return fs;
+      return at.status();
+    }
+    struct stat st;
+    if (::fstatat(at->fd(), at->name(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return fs;
       return Status::io_error("stat", path, errno);
     }
     if (S_ISLNK(st.st_mode)) {
       fs.is_symlink = true;
-      if (::stat(path.c_str(), &st) != 0) {
+      if (::fstatat(at->fd(), at->name(), &st, 0) != 0) {
         if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return fs;  // dangling
         return Status::io_error("stat", path, errno);
       }
@@ -343,6 +366,23 @@ class PosixFs final : public Fs {
     fs.is_regular = S_ISREG(st.st_mode);
     fs.size = static_cast<uint64_t>(st.st_size);
     return fs;
+  }
+
+ private:
+  // The directory `at` names: a link there is refused when it is below an anchor.
+  static int open_dir(const At& at, int how) {
+    int fd;
+    do {
+      fd = ::openat(at.fd(), at.name(), how | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | at.nofollow_dir());
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+  }
+  static Status dir_error(const char* what, const std::string& dir, const At& at, int err) {
+    struct stat st;
+    if (at.nofollow_dir() && (err == ELOOP || err == ENOTDIR) &&
+        ::fstatat(at.fd(), at.name(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+      return not_regular(dir, st.st_mode, "a directory");
+    return Status::io_error(what, dir, err);
   }
 };
 

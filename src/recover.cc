@@ -100,6 +100,9 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   ALOG_ASSIGN(FileStat st, fs.stat(dir));
   if (!st.exists) return Status(Errc::not_found, dir + ": no such log directory").at(dir);
   if (!st.is_dir) return Status(Errc::not_a_log, dir + ": not a directory").at(dir);
+  // Every change below (lock, cuts, lost+found/, salvage) is made in the
+  // directory opened here, whatever DIR names meanwhile.
+  ALOG_ASSIGN(std::shared_ptr<DirAnchor> anchor, fs.anchor(dir));
   std::unique_ptr<FileLock> lock;
   if (!opt.dry_run) {
     ALOG_ASSIGN(lock, fs.lock(path_join(dir, std::string(kLockName))));

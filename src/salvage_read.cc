@@ -85,6 +85,7 @@ namespace {
 // of its salvage (refused or not): what cat --salvage and seek --salvage
 // read, so they read what recover --force would leave.
 struct SalvageView {
+  std::shared_ptr<DirAnchor> anchor;  // the directory read, held while the view is
   detail::VerifyDetail d;
   detail::SalvagePlan plan;
 };
@@ -94,6 +95,7 @@ Result<SalvageView> salvage_view(Fs& fs, const std::string& dir, const RecoverOp
   vo.fs = &fs;
   vo.progress = opt.progress;
   SalvageView v;
+  ALOG_ASSIGN(v.anchor, detail::anchor_if_dir(fs, dir));
   ALOG_ASSIGN(v.d, detail::verify_detail(dir, vo));
   if (v.d.report.has(Classification::corruption)) {
     ALOG_ASSIGN(v.plan, detail::plan_salvage(fs, dir, v.d, detail::salvage_options(opt), 0));

@@ -46,6 +46,12 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
                                  bool lock_is_ours);
 }  // namespace
 
+Result<std::shared_ptr<DirAnchor>> anchor_if_dir(Fs& fs, const std::string& path) {
+  ALOG_ASSIGN(FileStat st, fs.stat(path));
+  if (!st.is_dir) return std::shared_ptr<DirAnchor>();
+  return fs.anchor(path);
+}
+
 // A writer that opens between the lock check and the walk of the active
 // segment makes its batch in flight look like a torn tail: when the walk met
 // one and the lock is taken now, or the active segment's length changed,
@@ -53,6 +59,9 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
 Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
                                    bool lock_is_ours) {
   Fs& fs = opt.fs ? *opt.fs : posix_fs();
+  // A log directory is held open for both looks (Fs::anchor); recovery and
+  // salvage hold it longer, across their changes too.
+  ALOG_ASSIGN(std::shared_ptr<DirAnchor> anchor, anchor_if_dir(fs, path));
   ALOG_ASSIGN(VerifyDetail d, verify_once(path, opt, lock_is_ours));
   const VerifyReport& r = d.report;
   if (lock_is_ours || r.segments.empty() || r.writer_active) return d;

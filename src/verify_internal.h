@@ -37,6 +37,9 @@ struct VerifyDetail {
 // problems by segment, then offset.
 void fill_problem_ranges(VerifyDetail& d, Fs& fs);
 
+// Holds `path` open (Fs::anchor) when it is a directory; else nothing.
+Result<std::shared_ptr<DirAnchor>> anchor_if_dir(Fs& fs, const std::string& path);
+
 // lock_is_ours: the caller holds LOCK itself (recover), so it is no live writer.
 Result<VerifyDetail> verify_detail(const std::string& path, const VerifyOptions& opt,
                                    bool lock_is_ours = false);

@@ -9,6 +9,7 @@
 #include "alog/format.h"
 #include "alog/log.h"
 #include "alog/verify.h"
+#include "support/forward_fs.h"
 #include "support/mem_fs.h"
 
 using namespace alog;
@@ -19,9 +20,9 @@ namespace {
 constexpr const char* kDir = "/db/log";
 
 // Forwards to a MemFs and runs `hook` once, at the first open of a segment for reading.
-class HookFs final : public Fs {
+class HookFs final : public alog::test::ForwardFs {
  public:
-  explicit HookFs(MemFs& inner) : in_(inner) {}
+  using ForwardFs::ForwardFs;
   std::function<void()> hook;
   Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override {
     if (hook && mode == OpenMode::read && path.size() > 4 && path.substr(path.size() - 4) == ".seg") {
@@ -31,17 +32,6 @@ class HookFs final : public Fs {
     }
     return in_.open(path, mode);
   }
-  Status rename(const std::string& a, const std::string& b) override { return in_.rename(a, b); }
-  Status unlink(const std::string& p) override { return in_.unlink(p); }
-  Status mkdir(const std::string& p) override { return in_.mkdir(p); }
-  Result<std::vector<std::string>> list(const std::string& d) override { return in_.list(d); }
-  Status sync_dir(const std::string& d) override { return in_.sync_dir(d); }
-  Result<std::unique_ptr<FileLock>> lock(const std::string& p) override { return in_.lock(p); }
-  bool is_locked(const std::string& p) override { return in_.is_locked(p); }
-  Result<FileStat> stat(const std::string& p) override { return in_.stat(p); }
-
- private:
-  MemFs& in_;
 };
 
 }  // namespace

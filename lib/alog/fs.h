@@ -66,9 +66,25 @@ enum class OpenMode : uint8_t {
   create_trunc,  // unlinks any file at the name, then creates it as create_excl does
 };
 
+// A log directory held open while it is in use (Fs::anchor); dropping the
+// last holder releases it.
+class DirAnchor {
+ public:
+  virtual ~DirAnchor() = default;
+};
+
 class Fs {
  public:
   virtual ~Fs() = default;
+  // Holds directory `dir` open until the last holder of the anchor for it
+  // drops it. Meanwhile every call on a path under `dir` reaches the
+  // directory opened here, not whatever the path names later, and no
+  // link below it is followed; files opened for writing and directories
+  // created must be on its file system. By default nothing is held.
+  virtual Result<std::shared_ptr<DirAnchor>> anchor(const std::string& dir) {
+    (void)dir;
+    return std::make_shared<DirAnchor>();
+  }
   virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;
   virtual Status unlink(const std::string& path) = 0;

@@ -1,0 +1,28 @@
+// An Fs that forwards every call to another one: tests derive from it and
+// override the calls they watch or interfere with.
+#pragma once
+
+#include "alog/fs.h"
+
+namespace alog::test {
+
+class ForwardFs : public Fs {
+ public:
+  explicit ForwardFs(Fs& inner) : in_(inner) {}
+  Result<std::shared_ptr<DirAnchor>> anchor(const std::string& d) override { return in_.anchor(d); }
+  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m) override { return in_.open(p, m); }
+  Status rename(const std::string& a, const std::string& b) override { return in_.rename(a, b); }
+  Status unlink(const std::string& p) override { return in_.unlink(p); }
+  Status mkdir(const std::string& p) override { return in_.mkdir(p); }
+  Result<std::vector<std::string>> list(const std::string& d) override { return in_.list(d); }
+  Status sync_dir(const std::string& d) override { return in_.sync_dir(d); }
+  Result<std::unique_ptr<FileLock>> lock(const std::string& p) override { return in_.lock(p); }
+  bool is_locked(const std::string& p) override { return in_.is_locked(p); }
+  Result<FileStat> stat(const std::string& p) override { return in_.stat(p); }
+  Result<uint64_t> available(const std::string& d) override { return in_.available(d); }
+
+ protected:
+  Fs& in_;
+};
+
+}  // namespace alog::test
