@@ -40,6 +40,29 @@ __attribute__((target("sse4.2"))) inline uint32_t crc_insn(uint32_t crc, const v
   for (; n; n--) c32 = _mm_crc32_u8(c32, *p++);
   return ~c32;
 }
+
+// Three CRCs of n bytes each, extending c[0..2], as three chains of the
+// instruction side by side: what a checksum of many short frames can reach.
+__attribute__((target("sse4.2"))) inline void crc_insn_3(uint32_t c[3], const void* const d[3],
+                                                        size_t n) {
+  const auto* a = static_cast<const uint8_t*>(d[0]);
+  const auto* b = static_cast<const uint8_t*>(d[1]);
+  const auto* e = static_cast<const uint8_t*>(d[2]);
+  uint64_t ca = ~c[0], cb = ~c[1], ce = ~c[2];
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t va, vb, ve;
+    std::memcpy(&va, a + i, 8);
+    std::memcpy(&vb, b + i, 8);
+    std::memcpy(&ve, e + i, 8);
+    ca = _mm_crc32_u64(ca, va);
+    cb = _mm_crc32_u64(cb, vb);
+    ce = _mm_crc32_u64(ce, ve);
+  }
+  c[0] = crc_insn(~static_cast<uint32_t>(ca), a + i, n - i);
+  c[1] = crc_insn(~static_cast<uint32_t>(cb), b + i, n - i);
+  c[2] = crc_insn(~static_cast<uint32_t>(ce), e + i, n - i);
+}
 #endif
 
 inline bool have_isal() {
@@ -117,8 +140,8 @@ inline double pwrite_append_ns(const std::string& path, size_t rec, uint64_t cou
 }
 
 // ns per batch: `n` frames (16-byte header + payload, CRC32C over header
-// bytes 0-11 and the payload) encoded into one buffer, one pwrite per batch,
-// appended to a fresh file.
+// bytes 0-11 and the payload, three frames' CRCs side by side) encoded into
+// one buffer, one pwrite per batch, appended to a fresh file.
 inline double encode_pwrite_ns(const std::string& path, const std::string& payload, size_t n,
                                uint64_t batches) {
   std::vector<uint8_t> buf(n * (16 + payload.size()));
@@ -133,11 +156,25 @@ inline double encode_pwrite_ns(const std::string& path, const std::string& paylo
       p[3] = uint8_t(len);
       p[4] = 0, p[5] = 1, p[6] = 0, p[7] = 0, p[8] = 0, p[9] = 1, p[10] = 0;
       p[11] = i + 1 == n ? 3 : 1;
-      uint32_t c = crc_insn(0, p, 12);
-      c = crc_best(c, payload.data(), payload.size());
-      std::memcpy(p + 12, &c, 4);
       std::memcpy(p + 16, payload.data(), payload.size());
       p += 16 + payload.size();
+    }
+    // The CRCs, three frames at a time for short payloads (as a checksum of
+    // many short frames can go), each over its 12 header bytes and payload.
+    const size_t frame = 16 + payload.size();
+    size_t i = 0;
+    if (payload.size() < 512)
+      for (; i + 3 <= n; i += 3) {
+        uint8_t* f[3] = {&buf[i * frame], &buf[(i + 1) * frame], &buf[(i + 2) * frame]};
+        uint32_t c[3] = {crc_insn(0, f[0], 12), crc_insn(0, f[1], 12), crc_insn(0, f[2], 12)};
+        const void* d[3] = {f[0] + 16, f[1] + 16, f[2] + 16};
+        crc_insn_3(c, d, payload.size());
+        for (int k = 0; k < 3; k++) std::memcpy(f[k] + 12, &c[k], 4);
+      }
+    for (; i < n; i++) {
+      uint8_t* f = &buf[i * frame];
+      uint32_t c = crc_best(crc_insn(0, f, 12), f + 16, payload.size());
+      std::memcpy(f + 12, &c, 4);
     }
     pwrite_all(fd, buf.data(), buf.size(), off);
     off += buf.size();

@@ -298,7 +298,7 @@ Status LogImpl::write_batch(const SegmentPtr& seg, const RecordRef* recs, size_t
     put32(f + 12, crc32c_extend(crc32c(f, 12), payload_of(f), get32(f)));
   }
   // The checkpoint CRC runs over the finished headers, in order.
-  for (const uint8_t* hp : headers_) st.crc = crc32c_extend(st.crc, hp, kFrameHeaderSize);
+  st.crc = crc32c_extend_each(st.crc, headers_.data(), headers_.size(), kFrameHeaderSize);
   st.pending = static_cast<uint16_t>(st.pending + n);
   st.seq += n;
   if (cp_after) {

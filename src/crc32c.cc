@@ -122,6 +122,13 @@ __attribute__((target("sse4.2"))) void sse42_3(uint32_t crc[3], const void* cons
   crc[2] = sse42(~static_cast<uint32_t>(cc), c + common, n[2] - common);
 }
 
+// One chain over `count` pieces, in order.
+__attribute__((target("sse4.2"))) uint32_t sse42_each(uint32_t crc, const uint8_t* const* pieces,
+                                                     size_t count, size_t len) {
+  for (size_t i = 0; i < count; i++) crc = sse42(crc, pieces[i], len);
+  return crc;
+}
+
 // Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
 __attribute__((target("sse4.2"))) uint32_t sse42_two(uint32_t crc, const void* a, size_t na,
                                                      const void* b, size_t nb) {
@@ -133,6 +140,10 @@ namespace {
 constexpr bool kHaveSse42 = false;
 void sse42_3(uint32_t crc[3], const void* const data[3], const size_t n[3]) {
   for (int i = 0; i < 3; i++) crc[i] = portable(crc[i], data[i], n[i]);
+}
+uint32_t sse42_each(uint32_t crc, const uint8_t* const* pieces, size_t count, size_t len) {
+  for (size_t i = 0; i < count; i++) crc = portable(crc, pieces[i], len);
+  return crc;
 }
 uint32_t sse42_two(uint32_t crc, const void* a, size_t na, const void* b, size_t nb) {
   return portable(portable(crc, a, na), b, nb);
@@ -180,6 +191,12 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n) {
 }
 
 uint32_t crc32c(const void* data, size_t n) { return crc32c_extend(0, data, n); }
+
+uint32_t crc32c_extend_each(uint32_t crc, const uint8_t* const* pieces, size_t count, size_t len) {
+  if (crc::kHaveSse42 && len < crc::kIsalThreshold) return crc::sse42_each(crc, pieces, count, len);
+  for (size_t i = 0; i < count; i++) crc = crc32c_extend(crc, pieces[i], len);
+  return crc;
+}
 
 void crc32c_extend_3(uint32_t crc[3], const void* const data[3], const size_t n[3]) {
   if (crc::kHaveSse42 && n[0] < crc::kIsalThreshold && n[1] < crc::kIsalThreshold &&

@@ -115,3 +115,21 @@ TEST_CASE("crc32c_extend_3 is three crc32c_extends, for every mix of lengths aro
         CHECK(crc[2] == want[2]);
       }
 }
+
+TEST_CASE("crc32c_extend_each is crc32c_extend over each piece in order") {
+  std::string data;
+  for (int k = 0; k < 4000; k++) data.push_back(char(k * 17 + 5));
+  for (size_t len : {size_t{0}, size_t{1}, size_t{16}, size_t{255}, size_t{256}, size_t{300}})
+    for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{9}}) {
+      CAPTURE(len);
+      CAPTURE(count);
+      std::vector<const uint8_t*> pieces;
+      uint32_t want = 0x0BADF00D;
+      for (size_t i = 0; i < count; i++) {
+        // Pieces out of address order, as headers between payloads are not.
+        pieces.push_back(reinterpret_cast<const uint8_t*>(data.data()) + (count - i) * 301 + i);
+        want = alog::crc::portable(want, pieces.back(), len);
+      }
+      CHECK(alog::crc32c_extend_each(0x0BADF00D, pieces.data(), count, len) == want);
+    }
+}

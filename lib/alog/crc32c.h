@@ -14,6 +14,9 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
 // crc32c_extend over a, then b, with one dispatch (a frame's header bytes,
 // then its payload).
 uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, size_t nb);
+// crc32c_extend over `count` pieces of `len` bytes each, in order, in one
+// call (a batch's frame headers).
+uint32_t crc32c_extend_each(uint32_t crc, const uint8_t* const* pieces, size_t count, size_t len);
 // Three crc32c_extends at once: crc[i] = crc32c_extend(crc[i], data[i], n[i]).
 // For short buffers (frame payloads) the three run side by side in the CPU,
 // in about the time of one.
