@@ -136,9 +136,12 @@ class Child {
   // stopped, then its state checked; when it was elsewhere it is continued
   // and stopped again.
   void pause_between_looks() {
-    for (int tries = 0; tries < 100000; tries++) {
+    for (int tries = 0; tries < 1000; tries++) {
+      // Found asleep in its wait first, so that the stop lands there and not
+      // on its way back into the wait after the previous resume().
+      wait_asleep();
       stop();
-      if (in_wait()) return;
+      if (stopped_in_wait()) return;
       resume();
     }
     FAIL("the follower was never found between two looks at the log");
@@ -190,17 +193,30 @@ class Child {
     size_t close = st.rfind(')');
     return close == std::string::npos || close + 2 >= st.size() ? '?' : st[close + 2];
   }
-  // The syscall the stopped child was in: poll, ppoll, nanosleep or
-  // clock_nanosleep (x86_64 numbers; elsewhere the kernel's wait channel).
-  bool in_wait() const {
-    std::string base = "/proc/" + std::to_string(pid_);
-    std::string sc = read_file(base + "/syscall");
-    for (const char* nr : {"7 ", "271 ", "230 ", "35 "})
+  // Whether /proc's syscall line names a wait: poll, ppoll, nanosleep,
+  // clock_nanosleep, or restart_syscall (a wait resumed after an earlier
+  // stop); x86_64 numbers, elsewhere the kernel's wait channel.
+  bool waiting(const std::string& sc) const {
+    for (const char* nr : {"7 ", "271 ", "230 ", "35 ", "219 "})
       if (sc.rfind(nr, 0) == 0) return true;
-    std::string w = read_file(base + "/wchan");
+    std::string w = read_file("/proc/" + std::to_string(pid_) + "/wchan");
     return w.find("nanosleep") != std::string::npos || w.find("poll") != std::string::npos;
   }
-
+  std::string syscall_line() const { return read_file("/proc/" + std::to_string(pid_) + "/syscall"); }
+  // Until the running child sleeps in its wait (bounded by the failsafe).
+  void wait_asleep() const {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
+    while (!(proc_state() == 'S' && waiting(syscall_line())))
+      if (std::chrono::steady_clock::now() > until)
+        FAIL("the follower never slept between two looks at the log within the failsafe timeout");
+  }
+  // The stopped child was stopped in its wait. Its state reads T a moment
+  // before it leaves the CPU, while the syscall line still says "running".
+  bool stopped_in_wait() const {
+    std::string sc = syscall_line();
+    for (int i = 0; i < 100000 && sc.rfind("running", 0) == 0; i++) sc = syscall_line();
+    return waiting(sc);
+  }
   pid_t pid_ = -1;
   int fd_[2] = {-1, -1};
   int in_ = -1;
