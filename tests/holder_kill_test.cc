@@ -135,6 +135,7 @@ bool run_once(const std::string& kind, uint64_t seed, const Kill& k, uint64_t n,
   REQUIRE_MESSAGE(j.is_object(), "the client printed no JSON object");
   if (killed) {
     t.killed++;
+    CHECK_MESSAGE(!began.empty(), "the holder died before the request began");
     CHECK_MESSAGE(f.last_begin == began, "the holder died outside the request: " << f.last_begin);
     CHECK(exit_code == 8);
     cli::check_one_line_error(RunResult{exit_code, out, err}, dir);
