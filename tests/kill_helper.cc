@@ -31,12 +31,6 @@ using namespace alog::test;
 
 namespace {
 
-void append(Log& log, uint64_t tag, uint64_t n, uint64_t min_len, uint64_t max_len) {
-  reported_append(log, tag, n, min_len, max_len);
-}
-
-void sync(Log& log) { reported_sync(log); }
-
 int usage() {
   std::fprintf(stderr, "usage: alog_kill_helper append|truncate|recover DIR SEED [--kill-at OP N [--mid-write] [--kill-in-truncate]]\n");
   return 2;
@@ -97,19 +91,19 @@ int main(int argc, char** argv) {
       if (rng() % 4 == 0) {
         // More buffers than IOV_MAX (1024): records of at least 2 KiB are
         // written from their own iovec, so the batch takes two pwritev calls.
-        append(log, ++tag, 1030 + rng() % 200, 2048, 2300);
+        reported_append(log, ++tag, 1030 + rng() % 200, 2048, 2300);
       } else {
-        append(log, ++tag, 1 + rng() % 4, 32 * kKiB, 600 * kKiB);
+        reported_append(log, ++tag, 1 + rng() % 4, 32 * kKiB, 600 * kKiB);
       }
-      if (op % 2 == 1) sync(log);
+      if (op % 2 == 1) reported_sync(log);
       continue;
     }
     uint64_t k = rng() % 100;
     const uint64_t first = log.first_sequence(), next = log.next_sequence();
     if (k < 55 || next == first) {
-      append(log, ++tag, 1 + rng() % 20, 100, 3000);
+      reported_append(log, ++tag, 1 + rng() % 20, 100, 3000);
     } else if (k < 70) {
-      sync(log);
+      reported_sync(log);
     } else if (k < 85) {
       uint64_t seq = first + rng() % (next - first + 1);
       say("BTB " + std::to_string(seq));
