@@ -30,6 +30,16 @@ struct Fd {
   fail("io", path, std::nullopt, why + "; the holder may or may not have carried out the request");
 }
 
+// The holder went away (exited or was killed: its end of the connection
+// closed, or was reset with data unread) after taking the request and before
+// its whole reply: the request ran to its end, in part, or not at all, as
+// when the command alone is killed (man/alog-append.1 "Control socket").
+[[noreturn]] void lost(const std::string& path) {
+  fail("holder_lost", path, std::nullopt,
+       "the holder went away (exited or was killed) before it replied; the request may or may "
+       "not have been carried out, as when the command alone is killed");
+}
+
 // Sends the whole request; false when the holder went away before reading it.
 bool send_all(int fd, std::string_view s) {
   while (!s.empty()) {
@@ -66,8 +76,8 @@ std::optional<std::string> read_reply(int fd, const std::string& path, bool unse
     ssize_t n = ::recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n <= 0 && unsent && buf.empty()) return std::nullopt;
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) lost(path);
     if (n < 0) broken(path, std::string("read: ") + std::strerror(errno));
-    if (n == 0) broken(path, "the holder closed the connection without a reply");
     buf.append(tmp, size_t(n));
   }
 }

@@ -16,7 +16,8 @@ namespace alog::cli {
 // stderr as they are and returns its exit status. nullopt when no holder
 // answers (no writer, no socket, connection refused, a holder that is
 // stopping, a server of a foreign uid): the caller goes on as without one.
-// A Failure when the holder refuses the request or the exchange breaks off.
+// A Failure when the holder refuses the request or the exchange breaks off:
+// holder_lost (exit 8) when the holder goes away before its whole reply.
 std::optional<int> ask_holder(const Global& g, const std::string& dir, const char* op,
                               const Json& args);
 

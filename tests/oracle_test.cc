@@ -82,6 +82,24 @@ TEST_CASE("the oracle reports a synced record that is missing") {
   CHECK(Fixture::mentions(r, "synced records [2, 4) are lost"));
 }
 
+TEST_CASE("the oracle reports records lost that a roll it was told of should have made durable") {
+  Fixture f;
+  f.append(2);
+  REQUIRE(f.oracle.roll(*f.log).is_ok());  // seals [0, 2) durably
+  // The model is told of a batch and a roll that the log never saw.
+  auto b = f.batch(2);
+  f.oracle.begin_append(b, live_state(*f.log));
+  LiveState fake = live_state(*f.log);
+  fake.next += 2;
+  f.oracle.end_append(true, fake);
+  f.oracle.begin_roll(fake);
+  fake.active_start = fake.next;
+  f.oracle.end_roll(true, fake);
+  CheckReport r = f.crash_and_check();
+  CHECK(r.next == 2);  // the real roll kept its records
+  CHECK(Fixture::mentions(r, "synced records [2, 4) are lost"));
+}
+
 TEST_CASE("the oracle reports a log that ends inside a batch") {
   Fixture f;
   // The model sees one batch of three; the log gets the same records as 1 + 2

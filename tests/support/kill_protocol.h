@@ -1,13 +1,18 @@
-// What tests/kill_helper.cc (a child process driving a real log) and
-// tests/kill_test.cc (the parent that kills it) agree on: the report lines
-// and how a batch's payload lengths follow from its tag.
+// What the kill helpers (tests/kill_helper.cc, tests/holder_kill_helper.cc:
+// child processes driving a real log) and their parents (tests/kill_test.cc,
+// tests/holder_kill_test.cc) agree on: the report lines and how a batch's
+// payload lengths follow from its tag. The child's side is
+// support/kill_report.h, the parent's support/kill_parent.h.
 //
 // The child writes one line per event, in one write(2) each, before it starts
 // an operation and after it returns:
 //   BA <tag> <records> <min_len> <max_len> <segments> <second_start>   append begins
+//   BR <segments> <second_start>                                   roll begins
 //   BS | BTB <seq> | BTA <seq> | BC | BO                         sync, truncations, close, open begin
 //   E<op> <ok> <failed> <first> <next> <active_start> <second_start> <segments>
 //                                                                 the operation returned
+//   LISTEN                                                         a holder serves its control socket
+//   SERVED                                                         a holder replied to the request
 //   DONE                                                           the workload ended
 // Record i of a batch tagged t at sequence s has payload
 // make_payload(s, t, batch_len(t, i, min_len, max_len)).

@@ -156,6 +156,34 @@ void Oracle::end_sync(bool ok, const LiveState& after) {
   note_live("a sync", after);
 }
 
+void Oracle::begin_roll(const LiveState& before) {
+  saved_ = s_;
+  in_flight_ = "roll at " + std::to_string(s_.next);
+  // At the segment limit the roll recycles the oldest segment: its records may go.
+  if (max_segments_ > 1 && before.segments >= max_segments_)
+    s_.first_hi = std::max(s_.first_hi, before.second_start);
+}
+
+void Oracle::end_roll(bool ok, const LiveState& after) {
+  if (!ok && after.failed) {
+    uncertain_ = true;  // the seal may have been synced, a recycle may have happened
+    return;
+  }
+  // Refused before sealing (one segment allowed, the disk budget): nothing changed.
+  if (!ok) {
+    s_ = saved_;
+    note_live("a refused roll", after);
+    return;
+  }
+  collapse_synced();  // the sealed segment was synced
+  if (after.first > s_.first) {  // a recycle (its rename was synced: the records are gone)
+    erase_below(after.first);
+    s_.floor = s_.first = after.first;
+  }
+  s_.first_hi = std::max(saved_.first_hi, s_.first);
+  note_live("a roll", after);
+}
+
 void Oracle::begin_truncate_before(uint64_t seq) {
   saved_ = s_;
   in_flight_ = "truncate_before(" + std::to_string(seq) + ")";
@@ -264,6 +292,18 @@ Status Oracle::sync(Log& log) {
   begin_sync();
   Status st = log.sync();
   end_sync(st.is_ok(), live_state(log));
+  return st;
+}
+
+Status Oracle::roll(Log& log) {
+  if (log.failed()) {
+    Status st = log.roll();
+    if (!refused_as_failed(st)) live_violations_.push_back("a roll on a failed log was not refused with log_failed");
+    return st;
+  }
+  begin_roll(live_state(log));
+  Status st = log.roll();
+  end_roll(st.is_ok(), live_state(log));
   return st;
 }
 

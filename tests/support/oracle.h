@@ -77,6 +77,10 @@ class Oracle {
   void end_append(bool ok, const LiveState& after);
   void begin_sync();
   void end_sync(bool ok, const LiveState& after);
+  // roll(): seals (syncs) the active segment; at the segment limit it
+  // recycles the oldest one. `before` needs segments and second_start.
+  void begin_roll(const LiveState& before);
+  void end_roll(bool ok, const LiveState& after);
   void begin_truncate_before(uint64_t seq);
   void end_truncate_before(bool ok, const LiveState& after);
   void begin_truncate_after(uint64_t seq);
@@ -89,6 +93,7 @@ class Oracle {
   // ---- In-process wrappers (begin, call, end) -------------------------------
   Result<uint64_t> append(Log& log, const std::vector<std::string>& batch);
   Status sync(Log& log);
+  Status roll(Log& log);
   Status truncate_before(Log& log, uint64_t seq);
   Status truncate_after(Log& log, uint64_t seq);
   Status close(Log& log);
