@@ -202,17 +202,6 @@ uint32_t frame_crc(const uint8_t header[kFrameHeaderSize], const void* payload, 
   return crc32c_extend2(0, header, 12, payload, len);
 }
 
-void frame_crc_3(const uint8_t* const frames[3], uint32_t out[3]) {
-  const void* payload[3];
-  size_t len[3];
-  for (int i = 0; i < 3; i++) {
-    out[i] = crc32c(frames[i], 12);
-    payload[i] = frames[i] + kFrameHeaderSize;
-    len[i] = get32(frames[i]);
-  }
-  crc32c_extend_3(out, payload, len);
-}
-
 const char* frame_kind_name(uint16_t flags) {
   switch (flags) {
     case kFlagData: return "data";

@@ -59,9 +59,7 @@ class ScannerImpl {
       : log_(log), pos_(from), to_(to) {}
 
   Result<bool> next();
-  const uint8_t* window_frame(uint64_t& off, uint64_t pos, format::FrameHeader* h) const;
   bool next_in_window();
-  size_t take_in_window(std::span<RecordView> out);
   void accept(const uint8_t* p, const format::FrameHeader& h);
   Result<size_t> next_batch(std::span<RecordView> out);
 
@@ -91,69 +89,27 @@ void ScannerImpl::accept(const uint8_t* p, const FrameHeader& h) {
   off_ += kFrameHeaderSize + h.word;
 }
 
-// The next data frame from `off` (moved past checkpoints) that lies whole
-// in the window, inside the committed range read last, and passes next()'s
-// header checks; its CRC is the caller's to check. nullptr when anything
-// else is there (next() then does the full work, and reports what it finds).
-const uint8_t* ScannerImpl::window_frame(uint64_t& off, uint64_t pos, FrameHeader* h) const {
-  while (!(to_ && pos > *to_) && off < r_.end && pos < r_.next && win_->holds(off, kFrameHeaderSize)) {
-    const uint8_t* p = win_->at(off);
-    *h = decode_frame_header(p);
-    if (h->is_checkpoint()) {
-      off += kFrameHeaderSize;
+// The common case of next(), in the same segment: the frame lies whole in
+// the window, inside the committed range read last, nothing was cut or
+// recycled, and the frame passes next()'s checks. false when anything else
+// holds (next() then does the full work, and reports what it finds).
+bool ScannerImpl::next_in_window() {
+  if (!seg_ || (to_ && pos_ > *to_) || seg_->cuts() != cuts_seen_) return false;
+  while (off_ < r_.end && pos_ < r_.next && win_->holds(off_, kFrameHeaderSize)) {
+    const uint8_t* p = win_->at(off_);
+    FrameHeader h = decode_frame_header(p);
+    if (h.is_checkpoint()) {
+      off_ += kFrameHeaderSize;
       continue;
     }
-    if (!data_frame_ok(*h, seg_->generation(), off, r_.end) ||
-        !win_->holds(off, kFrameHeaderSize + h->word))
-      return nullptr;
-    return p;
+    if (!data_frame_ok(h, seg_->generation(), off_, r_.end) ||
+        !win_->holds(off_, kFrameHeaderSize + h.word) ||
+        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc || seg_->reaped())
+      return false;
+    accept(p, h);
+    return true;
   }
-  return nullptr;
-}
-
-// The common case of next(), in the same segment: a window_frame() with
-// the right CRC, nothing cut or recycled. false when anything else holds.
-bool ScannerImpl::next_in_window() {
-  if (!seg_ || seg_->cuts() != cuts_seen_) return false;
-  FrameHeader h;
-  const uint8_t* p = window_frame(off_, pos_, &h);
-  if (!p || frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc || seg_->reaped()) return false;
-  accept(p, h);
-  return true;
-}
-
-// next_in_window() up to out.size() times, with the CRCs of three frames
-// side by side: three window_frame()s are found, then checked, then taken
-// in order up to the first whose CRC is wrong (next() reports it).
-size_t ScannerImpl::take_in_window(std::span<RecordView> out) {
-  if (!seg_ || seg_->cuts() != cuts_seen_) return 0;
-  size_t n = 0;
-  while (n < out.size()) {
-    const uint8_t* f[3];
-    FrameHeader h[3];
-    uint64_t at[3];
-    int k = 0;
-    for (uint64_t off = off_; k < 3 && n + k < out.size(); k++) {
-      if (!(f[k] = window_frame(off, pos_ + k, &h[k]))) break;
-      at[k] = off;
-      off += kFrameHeaderSize + h[k].word;
-    }
-    uint32_t crc[3];
-    if (k == 3) {
-      frame_crc_3(f, crc);
-    } else {
-      for (int i = 0; i < k; i++) crc[i] = frame_crc(f[i], f[i] + kFrameHeaderSize, h[i].word);
-    }
-    if (seg_->reaped()) return n;
-    for (int i = 0; i < k; i++) {
-      if (crc[i] != h[i].crc) return n;
-      off_ = at[i];
-      accept(f[i], h[i]);
-      out[n++] = {cur_seq_, payload_, lost_};
-    }
-    if (k < 3) return n;
-  }
-  return n;
+  return false;
 }
 
 Result<bool> ScannerImpl::next() {
@@ -263,7 +219,7 @@ Result<bool> ScannerImpl::next() {
 }
 
 // The first record by next(), which does every check, reads the window and
-// moves between segments; then what take_in_window() takes from that window.
+// moves between segments; then what next_in_window() takes from that window.
 // Anything else (a refill, the range's end, a frame next() would reject,
 // `to`) ends the batch, and the next call's next() deals with it.
 Result<size_t> ScannerImpl::next_batch(std::span<RecordView> out) {
@@ -273,7 +229,7 @@ Result<size_t> ScannerImpl::next_batch(std::span<RecordView> out) {
   out[0] = {cur_seq_, payload_, lost_};
   size_t n = 1;
   const uint64_t pos_after_first = pos_, off_after_first = off_, first_off = cur_off_;
-  n += take_in_window(out.subspan(1));
+  while (n < out.size() && next_in_window()) out[n++] = {cur_seq_, payload_, lost_};
   if (n > 1 && (seg_->reaped() || seg_->cuts() != cuts_seen_)) {
     // A recycle or a cut began during the batch: only the first record was
     // read before it for certain; next() reports the rest.

@@ -167,9 +167,6 @@ void encode_new_segment(const SegmentHeader& h, uint8_t out[kEmptySegmentSize]);
 Slot new_segment_slot(uint64_t start_sequence);
 // The CRC a frame header should store, given its payload bytes.
 uint32_t frame_crc(const uint8_t header[kFrameHeaderSize], const void* payload, size_t len);
-// frame_crc of three whole frames in memory (each header followed by its
-// payload of header word bytes), side by side: about the time of one.
-void frame_crc_3(const uint8_t* const frames[3], uint32_t out[3]);
 // Human name of a flags value: "data", "data+batch_end", "lost",
 // "lost+batch_end", "checkpoint", "eof", "unwritten" (0) or "invalid".
 const char* frame_kind_name(uint16_t flags);
