@@ -205,7 +205,7 @@ int run_append(const AppendOptions& o, const Global& g) {
   Appender app(g, *log, r, size_t(batch), flush_ms, sync_ms, !o.sync_each && !o.no_sync, ret);
   // Maintenance commands that need the lock send their requests here; each
   // runs between two batches (the one being collected is written first).
-  std::unique_ptr<ControlService> control = ControlService::start(g, o.dir);
+  std::unique_ptr<ControlService> control = ControlService::start(g, o.dir, *anchor);
   if (control) set_extra_wake_fd(control->wake_fd());
   auto stop_control = [&] {
     set_extra_wake_fd(-1);

@@ -128,12 +128,23 @@ std::string check_request(const std::string& line, Json* out, std::string* code)
 
 bool peer_allowed(uid_t peer, uid_t holder) { return peer == holder || peer == 0; }
 
-std::unique_ptr<ControlService> ControlService::start(const Global& g, const std::string& dir) {
+int ControlService::stat_socket(struct stat* st) const {
+  return ::fstatat(dir_fd_, name_.c_str(), st, AT_SYMLINK_NOFOLLOW);
+}
+
+std::unique_ptr<ControlService> ControlService::start(const Global& g, const std::string& dir,
+                                                      std::shared_ptr<DirAnchor> anchor) {
   std::unique_ptr<ControlService> s(new ControlService());
   s->path_ = path_join(dir, std::string(format::kControlSocketName));
   const std::string& path = s->path_;
+  s->anchor_ = std::move(anchor);
+  // bind(2) takes a path: an anchored directory's is its descriptor's in
+  // /proc (without /proc, DIR's path as given).
+  const bool anchored = s->anchor_ && s->anchor_->fd() >= 0 && ::access("/proc/self/fd", X_OK) == 0;
+  s->dir_fd_ = anchored ? s->anchor_->fd() : AT_FDCWD;
+  s->name_ = anchored ? std::string(format::kControlSocketName) : path;
   struct stat st;
-  if (::lstat(path.c_str(), &st) == 0) {
+  if (s->stat_socket(&st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       warn(g, path, std::nullopt,
            fmt::format("is {}, not a socket; left alone, and no control socket (maintenance "
@@ -144,7 +155,7 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
       return nullptr;
     }
     // A socket here while we hold LOCK was left by a holder that died.
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    if (::unlinkat(s->dir_fd_, s->name_.c_str(), 0) != 0 && errno != ENOENT) {
       warn(g, path, std::nullopt,
            fmt::format("cannot remove the stale control socket: {}", std::strerror(errno)));
       return nullptr;
@@ -159,8 +170,9 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   s->listen_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (s->listen_ < 0) return give_up("socket");
   struct sockaddr_un addr;
-  int dir_fd;
-  if (!control::socket_address(dir, path, &addr, &dir_fd)) {
+  int dir_fd = -1;
+  const std::string at = anchored ? "/proc/self/fd/" + std::to_string(s->dir_fd_) + "/" + s->name_ : path;
+  if (!control::socket_address(dir, at, &addr, &dir_fd)) {
     errno = ENAMETOOLONG;
     return give_up("address");
   }
@@ -170,7 +182,7 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   ::umask(old);
   if (dir_fd >= 0) ::close(dir_fd);
   if (b != 0) return give_up("bind");
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return give_up("stat");
+  if (s->stat_socket(&st) != 0 || !S_ISSOCK(st.st_mode)) return give_up("stat");
   s->dev_ = st.st_dev;
   s->ino_ = st.st_ino;
   if (::listen(s->listen_, 8) != 0) return give_up("listen");
@@ -205,9 +217,9 @@ ControlService::~ControlService() {
   }
   // Removed only while it is the socket this holder made.
   struct stat st;
-  if (listen_ >= 0 && ::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
-      st.st_dev == dev_ && st.st_ino == ino_)
-    (void)::unlink(path_.c_str());
+  if (listen_ >= 0 && stat_socket(&st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ &&
+      st.st_ino == ino_)
+    (void)::unlinkat(dir_fd_, name_.c_str(), 0);
   for (int* fd : {&listen_, &wake_[0], &wake_[1], &stop_[0], &stop_[1]}) close_fd(*fd);
 }
 

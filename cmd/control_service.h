@@ -7,6 +7,9 @@
 // only its own request, never ingest.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <sys/types.h>
 
 #include <atomic>
@@ -37,7 +40,11 @@ class ControlService {
   // name (a file, a directory, a symbolic link) is never removed or
   // followed: the service stays off, with a warning, and so does it when
   // the socket cannot be made. nullptr then.
-  static std::unique_ptr<ControlService> start(const Global& g, const std::string& dir);
+  // With an anchor that holds DIR (Fs::anchor), the socket is made,
+  // checked and removed in the directory it holds, whatever DIR names
+  // meanwhile.
+  static std::unique_ptr<ControlService> start(const Global& g, const std::string& dir,
+                                               std::shared_ptr<DirAnchor> anchor = nullptr);
   // Stops the thread (a client still waiting is told to retry: the request
   // did not run) and removes the socket, if it is still ours.
   ~ControlService();
@@ -59,6 +66,12 @@ class ControlService {
   bool stopping();
 
   std::string path_;
+  std::shared_ptr<DirAnchor> anchor_;
+  // Where the socket is reached: the anchor's directory and its name, or
+  // AT_FDCWD and path_.
+  int dir_fd_ = AT_FDCWD;
+  std::string name_;
+  int stat_socket(struct stat* st) const;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   int listen_ = -1;

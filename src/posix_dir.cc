@@ -36,6 +36,7 @@ Registry& registry() {
 class Held final : public DirAnchor {
  public:
   explicit Held(std::shared_ptr<const Anchor> a) : a_(std::move(a)) {}
+  int fd() const override { return a_->fd; }
 
  private:
   std::shared_ptr<const Anchor> a_;

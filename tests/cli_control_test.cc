@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -423,6 +424,24 @@ TEST_CASE("SIGTERM stops an append that serves the control socket cleanly and re
   CHECK(socket_ino(d) == 0);
   CHECK_FALSE(file_exists(sock_of(d)));
   check_records(d, 0, 0, 3);
+}
+
+TEST_CASE("the control socket is removed from the directory append opened even after DIR names another") {
+  TempDir t;
+  std::string d = t / "log", moved = t / "moved", decoy = t / "decoy";
+  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
+  REQUIRE(wait_listening(d));
+  c.write(records(0, 3));
+  REQUIRE(wait_visible(d, 3));
+  // The directory is renamed away and DIR made a link to another one.
+  REQUIRE(::rename(d.c_str(), moved.c_str()) == 0);
+  REQUIRE(::mkdir(decoy.c_str(), 0755) == 0);
+  REQUIRE(::symlink(decoy.c_str(), d.c_str()) == 0);
+  c.signal(SIGTERM);
+  CHECK(c.wait_exit() == 130);
+  CHECK(socket_ino(moved) == 0);
+  CHECK(std::filesystem::is_empty(decoy));
+  check_records(moved, 0, 0, 3);
 }
 
 TEST_CASE("a new log's directory with a leftover control socket in it is still a place for a log") {

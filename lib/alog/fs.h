@@ -71,6 +71,9 @@ enum class OpenMode : uint8_t {
 class DirAnchor {
  public:
   virtual ~DirAnchor() = default;
+  // The directory's descriptor while it is held, for the *at calls of code
+  // outside the Fs (the control socket); -1 when nothing is held.
+  virtual int fd() const { return -1; }
 };
 
 class Fs {
