@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,16 +21,18 @@
 
 namespace alog::test {
 
+// op, nth, mid_write and only_inside are set before any thread starts;
+// inside and seen change while the log's reaper thread may unlink too.
 struct KillPlan {
   std::string op;  // write, sync, truncate, rename, unlink, sync_dir
   uint64_t nth = 0;
   bool mid_write = false;
   bool only_inside = false;
-  bool inside = false;
-  uint64_t seen = 0;
+  std::atomic<bool> inside{false};
+  std::atomic<uint64_t> seen{0};
   bool hit(const char* what) {
-    if (only_inside && !inside) return false;
-    return nth && op == what && ++seen == nth;
+    if (only_inside && !inside.load()) return false;
+    return nth && op == what && seen.fetch_add(1) + 1 == nth;
   }
 };
 // The one plan of the process (a helper is single-purpose).
