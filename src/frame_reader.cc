@@ -69,10 +69,12 @@ bool FrameWindow::refill(uint64_t off, uint64_t n) {
   }
   uint64_t want = std::max<uint64_t>(n, chunk_);
   want = std::min<uint64_t>(want, limit_ - off);
-  if (want > cap_) {
-    // The limit is what a slot or a frame claims; memory is bounded by what
-    // the file holds (a forged synced offset past the end of a short file,
-    // then a frame claiming 1 GiB, must not allocate 1 GiB).
+  if (want > cap_ && n > chunk_) {
+    // The limit is what a slot or a frame claims; a claim larger than the
+    // chunk is bounded by what the file holds (a forged synced offset past
+    // the end of a short file, then a frame claiming 1 GiB, must not
+    // allocate 1 GiB). Below it the chunk bounds memory, and no fstat is
+    // spent on every window (a read(seq) makes one).
     auto size = file_->size();
     if (!size.is_ok()) {
       error_ = size.status();

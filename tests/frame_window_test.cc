@@ -46,3 +46,37 @@ TEST_CASE("a window serves a claim larger than its chunk when the file holds it"
   CHECK(*w.at(8999) == 'y');
   CHECK_FALSE(w.ensure(5000, 5001));
 }
+
+namespace {
+// A file that counts the calls of size() (an fstat on a real file).
+struct SizeCounting : File {
+  File* f;
+  int sizes = 0;
+  explicit SizeCounting(File* file) : f(file) {}
+  Result<size_t> pread(void* buf, size_t n, uint64_t off) override { return f->pread(buf, n, off); }
+  Status pwritev(const struct iovec* iov, int n, uint64_t off) override { return f->pwritev(iov, n, off); }
+  Status truncate(uint64_t size) override { return f->truncate(size); }
+  Status datasync() override { return f->datasync(); }
+  Result<uint64_t> size() override {
+    sizes++;
+    return f->size();
+  }
+  const std::string& path() const override { return f->path(); }
+};
+}  // namespace
+
+TEST_CASE("a window asks its file's size only for a claim larger than its chunk") {
+  FileOf file(std::string(10000, 'z'));
+  SizeCounting counted(file.f.get());
+  // What read(seq) does: a window over a gap, headers read within the chunk.
+  FrameWindow w(&counted, uint64_t(1) << 20, 4096);  // the limit a slot claims
+  REQUIRE(w.ensure(0, 16));
+  REQUIRE(w.ensure(5000, 16));
+  CHECK(counted.sizes == 0);
+  CHECK(w.capacity() <= 4096);
+  // A frame claiming more than the chunk is checked against the file first.
+  CHECK_FALSE(w.ensure(5000, 6000));
+  CHECK(counted.sizes == 1);
+  REQUIRE(w.ensure(1000, 6000));
+  CHECK(*w.at(6999) == 'z');
+}
