@@ -49,16 +49,16 @@ t_ver=$(median_s $runs true "'$alog_bin' verify '$log' > /dev/null")
 row "CLI: alog verify of that log" "$(ms "$t_ver")" "$(ms "$t_raw") cat of the segments" \
   "$(calc "%.2f×" "$t_ver / $t_raw")" "≤ 2× (issue 14; ≤ 0.1 s)" \
   "$(yesno "$t_ver / $t_raw <= 2 && $t_ver <= 0.1")"
-# verify --jobs 2 against --jobs 1, on the same records in 16 MiB segments
-# (one thread per segment at a time): the speed-up, beside the cores.
+# verify --jobs 2 against --jobs 1 on the same records in 16 MiB segments:
+# a small log, where whole segments bound the speed-up (7 segments on 2
+# threads: one walks 4 of them). The issue's figure, on a 4 GiB log, is a
+# row of scale_bench.sh.
 rm -rf "$work/segs"
 "$alog_bin" append --no-sync --segment-size 16MiB "$work/segs" <"$work/input" >/dev/null
 cat "$work/segs"/*.seg >/dev/null
 t_j1=$(median_s $runs true "'$alog_bin' verify -j 1 '$work/segs' > /dev/null")
 t_j2=$(median_s $runs true "'$alog_bin' verify -j 2 '$work/segs' > /dev/null")
-row "CLI: alog verify -j 2, $(ls "$work/segs" | grep -c '\.seg$') segments of 16 MiB" "$(ms "$t_j2")" \
-  "$(ms "$t_j1") verify -j 1 ($(nproc) cores)" "$(calc "%.2f× faster" "$t_j1 / $t_j2")" "≥ 1.7× faster" \
-  "$(yesno "$t_j1 / $t_j2 >= 1.7")"
+info "CLI verify -j 2 of $(ls "$work/segs" | grep -c '\.seg$') segments of 16 MiB: $(ms "$t_j2") against $(ms "$t_j1") with -j 1 = $(calc "%.2f× faster" "$t_j1 / $t_j2") ($(nproc) cores)"
 rm -rf "$work/segs"
 t_cat=$(median_s $runs true "'$alog_bin' cat '$log' > /dev/null")
 row "CLI: alog cat > /dev/null of that log" \

@@ -60,6 +60,14 @@ for i in 0 1 2; do
   fig[verify,$i]=$(median_s $runs true "'$alog_bin' verify '$log' > /dev/null")
   fig[cat,$i]=$(median_s $runs true "'$alog_bin' cat '$log' > /dev/null")
   segs[$i]=$(ls "$log" | grep -c '\.seg$')
+  if (( i == 1 )); then
+    # verify on every core (issue 14: a 4 GiB log in the page cache).
+    t_j1=$(median_s $runs true "'$alog_bin' verify -j 1 '$log' > /dev/null")
+    t_j2=$(median_s $runs true "'$alog_bin' verify -j 2 '$log' > /dev/null")
+    row "scale: alog verify -j 2 at ${gib[$i]} GiB, ${segs[$i]} segments" "$(ms "$t_j2")" \
+      "$(ms "$t_j1") verify -j 1 ($(nproc) cores)" "$(calc "%.2f× faster" "$t_j1 / $t_j2")" \
+      "≥ 1.7× faster" "$(yesno "$t_j1 / $t_j2 >= 1.7")"
+  fi
   info "scale: ${gib[$i]} GiB, ${segs[$i]} segments, $records records: open $(ms "${fig[open,$i]}"), seek $(ms "${fig[seek,$i]}"), verify $(ms "${fig[verify,$i]}"), cat $(ms "${fig[cat,$i]}")"
 done
 

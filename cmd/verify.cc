@@ -17,7 +17,7 @@ namespace {
 struct VerifyCmdOptions {
   std::string path;
   bool headers_only = false;
-  std::string jobs = "1";
+  std::string jobs = "0";  // one per core
 };
 
 // --jobs: N segments at once; 0, one per core.
@@ -82,7 +82,7 @@ Command add_verify(CLI::App& app, const Global& g) {
   sub->fallthrough();
   sub->add_option("DIR", o->path, "Log directory or segment file")->required();
   sub->add_flag("--headers-only", o->headers_only, "Verify via checkpoints without reading payloads");
-  sub->add_option("-j,--jobs", o->jobs, "Segments verified at once, on as many threads (0: one per core); the report is the same")
+  sub->add_option("-j,--jobs", o->jobs, "Segments verified at once, on as many threads (default 0: one per core); the report is the same")
       ->check(CLI::Validator(check_u64(), "N"));
   return {sub, false, [o, &g] { return run_verify(*o, g); }};
 }

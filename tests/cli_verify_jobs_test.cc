@@ -1,5 +1,6 @@
 // verify --jobs N walks segments on N threads and reports exactly what one
-// thread does: every problem, range, count and exit status.
+// thread does: every problem, range, count and exit status, and so does
+// the default (one job per core).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -26,6 +27,11 @@ void same_for_any_jobs(const std::string& path) {
       CHECK(many.err == one.err);
       CHECK(run_alog("verify " + std::string(mode) + "-j " + jobs + " " + shq(path)).out == text.out);
     }
+    // Without --jobs: one job per core, the same report.
+    RunResult dflt = run_alog("--json verify " + std::string(mode) + shq(path));
+    CHECK(dflt.exit_code == one.exit_code);
+    CHECK(dflt.out == one.out);
+    CHECK(dflt.err == one.err);
   }
 }
 
