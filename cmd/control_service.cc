@@ -240,7 +240,19 @@ void ControlService::loop() {
   }
 }
 
-std::string ControlService::read_request(int conn, std::string* why) {
+namespace {
+
+// The reply to a request the holder will not run because it is ending:
+// the client goes on as if no holder had answered.
+std::string stopping_reply() {
+  Json r = error_reply("stopping", "the holder is stopping; the request did not run");
+  r["retry"] = true;
+  return json_line(r);
+}
+
+}  // namespace
+
+std::string ControlService::read_request(int conn, std::string* why, bool* stopping) {
   std::string buf;
   const uint64_t deadline = now_ms() + uint64_t(control::kIoTimeoutMs);
   char tmp[4096];
@@ -271,6 +283,7 @@ std::string ControlService::read_request(int conn, std::string* why) {
       if (::poll(p, 2, int(left)) < 0 && errno != EINTR) left = 0;
       if (p[1].revents) {
         *why = "the holder is stopping";
+        *stopping = true;
         return "";
       }
     }
@@ -301,7 +314,12 @@ void ControlService::handle(int conn) {
     return;
   }
   std::string why;
-  std::string line = read_request(conn, &why);
+  bool stopping = false;
+  std::string line = read_request(conn, &why, &stopping);
+  if (stopping) {
+    (void)send_all(conn, stopping_reply(), stop_[0]);
+    return;
+  }
   Json req;
   std::string code = "bad_request";
   if (why.empty()) why = check_request(line, &req, &code);
@@ -321,9 +339,7 @@ void ControlService::handle(int conn) {
     if (reply_) {
       reply = std::move(*reply_);
     } else {
-      Json r = error_reply("stopping", "the holder is stopping; the request did not run");
-      r["retry"] = true;
-      reply = json_line(r);
+      reply = stopping_reply();
     }
     request_.reset();
     reply_.reset();

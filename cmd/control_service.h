@@ -61,8 +61,9 @@ class ControlService {
   ControlService() = default;
   void loop();
   void handle(int conn);
-  // The request line, or "" with *why set (timeout, too long, closed).
-  std::string read_request(int conn, std::string* why);
+  // The request line, or "" with *why set (timeout, too long, closed), and
+  // *stopping too when the holder began to stop before the line was whole.
+  std::string read_request(int conn, std::string* why, bool* stopping);
   bool stopping();
 
   std::string path_;
