@@ -41,7 +41,8 @@ records=0
 log_bytes() { if [[ -d $log ]]; then du -sb "$log" | cut -f1; else echo 0; fi; }
 grow_to() {
   while (( $(log_bytes) < $1 )); do
-    "$alog_bin" append --no-sync --segment-size 64MiB "$log" <"$work/chunk" >/dev/null
+    # No disk budget: the default (10 GiB) is less than the largest size.
+    "$alog_bin" append --no-sync --segment-size 64MiB --max-disk-size 0 "$log" <"$work/chunk" >/dev/null
     records=$((records + chunk_lines))
   done
   printf 'x\n' | "$alog_bin" append "$log" >/dev/null  # synced, so opening walks no long tail
