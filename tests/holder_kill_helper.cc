@@ -110,15 +110,9 @@ int main(int argc, char** argv) {
   o.max_segments = seed % 3 == 0 ? 3 : 0;
   o.max_segment_size = 64 * kKiB;
   o.checkpoint_stride = 8;
-  say("BO");
-  auto opened = Log::open(dir, o);
-  if (!opened.is_ok()) {
-    std::fprintf(stderr, "open: %s\n", opened.status().to_string().c_str());
-    say("EO 0 1 0 0 0 0 0");
-    return 1;
-  }
-  Log& log = **opened;
-  say("EO" + state(log, true));
+  std::unique_ptr<Log> opened = reported_open(dir, o);
+  if (!opened) return 1;
+  Log& log = *opened;
   uint64_t tag = seed * 1000;
   // About 300 KiB in 64 KiB segments (a --keep of half the records removes
   // two whole segments); every third batch synced, the last not.

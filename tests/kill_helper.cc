@@ -69,15 +69,9 @@ int main(int argc, char** argv) {
   } else {
     return usage();
   }
-  say("BO");
-  auto opened = Log::open(dir, o);
-  if (!opened.is_ok()) {
-    std::fprintf(stderr, "open: %s\n", opened.status().to_string().c_str());
-    say("EO 0 1 0 0 0 0 0");
-    return 1;
-  }
-  Log& log = **opened;
-  say("EO" + state(log, true));
+  std::unique_ptr<Log> opened = reported_open(dir, o);
+  if (!opened) return 1;
+  Log& log = *opened;
   if (mode == "recover") {
     say("BC");
     bool ok = log.close().is_ok();

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,20 @@ inline std::string state(const Log& log, bool ok) {
 inline std::string before(const Log& log) {
   LiveState s = live_state(log);
   return " " + std::to_string(s.segments) + " " + std::to_string(s.second_start);
+}
+
+// Log::open, reported around; nullptr (after the failed report) when it fails.
+inline std::unique_ptr<Log> reported_open(const std::string& dir, const Options& o) {
+  say("BO");
+  auto opened = Log::open(dir, o);
+  if (!opened.is_ok()) {
+    std::fprintf(stderr, "open: %s\n", opened.status().to_string().c_str());
+    say("EO 0 1 0 0 0 0 0");
+    return nullptr;
+  }
+  std::unique_ptr<Log> log = std::move(opened).value();
+  say("EO" + state(*log, true));
+  return log;
 }
 
 // A batch of `n` records tagged `tag`, reported around the append.
