@@ -7,7 +7,8 @@ row() { printf 'ROW\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
 
 # median_s RUNS PREPARE COMMAND [noshell]: median wall-clock seconds of
 # COMMAND, run by sh (hyperfine subtracts the shell's own start-up), or with
-# "noshell" exec'd directly (its output is discarded either way).
+# "noshell" exec'd directly, split at spaces (its output is discarded either
+# way).
 median_s() {
   local runs=$1 prepare=$2 cmd=$3 shell=()
   [[ ${4:-} == noshell ]] && shell=(-N)
@@ -17,14 +18,17 @@ median_s() {
       { cat "$work/h.err" >&2; return 1; }
     awk -F, 'NR == 2 { print $4 }' "$work/h.csv"  # command,mean,stddev,median,...
   else
-    local i t0 t1
+    # Output goes to /dev/null here too: this function's own output is the
+    # figure (a command that prints, like seek, made it unparsable).
+    local i t0 t1 run=(sh -c "$cmd")
+    [[ ${4:-} == noshell ]] && read -ra run <<<"$cmd"
     : >"$work/t"
-    sh -c "$prepare"
-    sh -c "$cmd"  # warm-up
+    sh -c "$prepare" >/dev/null
+    "${run[@]}" >/dev/null  # warm-up
     for ((i = 0; i < runs; i++)); do
-      sh -c "$prepare"
+      sh -c "$prepare" >/dev/null
       t0=$(date +%s%N)
-      sh -c "$cmd"
+      "${run[@]}" >/dev/null
       t1=$(date +%s%N)
       echo $(((t1 - t0))) >>"$work/t"
     done
