@@ -15,6 +15,7 @@
 #include "alog/log.h"
 #include "cli_child.h"
 #include "cli_util.h"
+#include "control_socket.h"
 
 using namespace alog;
 using namespace alog::test;
@@ -22,22 +23,6 @@ using namespace alog::test::cli;
 using nlohmann::json;
 
 namespace {
-
-// The log's next sequence as a reader sees it (0 when it cannot be opened yet).
-uint64_t visible_next(const std::string& dir) {
-  auto log = Log::open_read(dir);
-  return log.is_ok() ? (*log)->next_sequence() : 0;
-}
-
-// Waits (failsafe bounded) until a reader sees at least `n` records.
-bool wait_visible(const std::string& dir, uint64_t n) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
-  while (std::chrono::steady_clock::now() < until) {
-    if (visible_next(dir) >= n) return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
 
 std::string payload_at(const std::string& dir, uint64_t seq) {
   auto log = Log::open_read(dir);

@@ -18,6 +18,7 @@
 #include "alog/fs.h"
 #include "cli_child.h"
 #include "cli_util.h"
+#include "control_socket.h"
 
 using namespace alog;
 using namespace alog::test;
@@ -36,13 +37,8 @@ struct FakeHolder {
     lock = std::move(*l);
     listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(listen_fd >= 0);
-    struct sockaddr_un a;
-    std::memset(&a, 0, sizeof a);
-    a.sun_family = AF_UNIX;
-    std::string p = dir + "/control.sock";
-    REQUIRE(p.size() < sizeof a.sun_path);
-    std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
-    REQUIRE(::bind(listen_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    const sockaddr_un a = control_address(dir);
+    REQUIRE(::bind(listen_fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
     REQUIRE(::listen(listen_fd, 1) == 0);
   }
   ~FakeHolder() { ::close(listen_fd); }

@@ -5,14 +5,10 @@
 // test waits on what it can observe (the socket, the holder's connections
 // in /proc), never on a clock.
 #include <doctest/doctest.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,33 +19,13 @@
 
 #include "cli_child.h"
 #include "cli_util.h"
+#include "control_socket.h"
 
 using namespace alog::test;
 using namespace alog::test::cli;
 using nlohmann::json;
 
 namespace {
-
-// A connection to DIR/control.sock once something listens there (connect
-// is refused between the holder's bind and listen; asked until served).
-int connect_when_listening(const std::string& dir) {
-  struct sockaddr_un a;
-  std::memset(&a, 0, sizeof a);
-  a.sun_family = AF_UNIX;
-  std::string p = dir + "/control.sock";
-  REQUIRE(p.size() < sizeof a.sun_path);
-  std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
-  while (std::chrono::steady_clock::now() < until) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
-    ::close(fd);
-    std::this_thread::yield();
-  }
-  FAIL("nothing listened on " << p);
-  return -1;
-}
 
 // How many connected (not listening) Unix sockets process `pid` holds:
 // its descriptors' inodes looked up in /proc/net/unix (state 03: connected).
@@ -90,18 +66,9 @@ TEST_CASE("a request still arriving when the append ends is told to retry, not r
     std::this_thread::yield();
   REQUIRE(connected_sockets(c.pid()) == 1);
   c.close_stdin();  // the append ends, and stops its service
-  std::string got;
-  while (got.find('\n') == std::string::npos) {
-    struct pollfd pf{fd, POLLIN, 0};
-    if (::poll(&pf, 1, kFailsafeMs) <= 0) break;
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    got.append(buf, size_t(n));
-  }
+  const std::string reply = read_reply_line(fd);
   ::close(fd);
-  REQUIRE(got.find('\n') != std::string::npos);
-  json j = json::parse(got.substr(0, got.find('\n')));
+  json j = json::parse(reply);
   CHECK(j["error"]["code"] == "stopping");
   CHECK(j["retry"] == true);
   CHECK(c.wait_exit() == 0);

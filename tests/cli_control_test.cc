@@ -25,6 +25,7 @@
 #include "cli_child.h"
 #include "cli_util.h"
 #include "control_service.h"
+#include "control_socket.h"
 
 using namespace alog;
 using namespace alog::test;
@@ -33,51 +34,11 @@ using nlohmann::json;
 
 namespace {
 
-std::string sock_of(const std::string& dir) { return dir + "/control.sock"; }
-
 // The inode of the socket at DIR/control.sock (0 when none is there).
 ino_t socket_ino(const std::string& dir) {
   struct stat st;
   if (::lstat(sock_of(dir).c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
   return st.st_ino;
-}
-
-// Whether something listens on DIR/control.sock (a connection made and
-// closed at once: the holder answers it with an error no one reads).
-bool listening(const std::string& dir) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  struct sockaddr_un a;
-  std::memset(&a, 0, sizeof a);
-  a.sun_family = AF_UNIX;
-  std::string p = sock_of(dir);
-  std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-bool wait_listening(const std::string& dir) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
-  while (std::chrono::steady_clock::now() < until) {
-    if (listening(dir)) return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
-
-uint64_t visible_next(const std::string& dir) {
-  auto log = Log::open_read(dir);
-  return log.is_ok() ? (*log)->next_sequence() : 0;
-}
-
-bool wait_visible(const std::string& dir, uint64_t n) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
-  while (std::chrono::steady_clock::now() < until) {
-    if (visible_next(dir) >= n) return true;
-    std::this_thread::yield();
-  }
-  return false;
 }
 
 std::string record(int i) { return "record " + std::to_string(i) + " " + std::string(90, 'x'); }
@@ -111,14 +72,8 @@ void check_records(const std::string& dir, uint64_t first_seq, int first, uint64
 // sends `bytes` and closes its side for writing (a request without its
 // newline ends there), returns the reply line (without its newline).
 std::string raw_exchange(const std::string& dir, const std::string& bytes) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  int fd = try_connect(dir);
   REQUIRE(fd >= 0);
-  struct sockaddr_un a;
-  std::memset(&a, 0, sizeof a);
-  a.sun_family = AF_UNIX;
-  std::string p = sock_of(dir);
-  std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
@@ -126,18 +81,9 @@ std::string raw_exchange(const std::string& dir, const std::string& bytes) {
     done += size_t(n);
   }
   ::shutdown(fd, SHUT_WR);
-  std::string got;
-  while (got.find('\n') == std::string::npos) {
-    struct pollfd pf{fd, POLLIN, 0};
-    if (::poll(&pf, 1, kFailsafeMs) <= 0) break;
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    got.append(buf, size_t(n));
-  }
+  std::string line = read_reply_line(fd);
   ::close(fd);
-  REQUIRE(got.find('\n') != std::string::npos);
-  return got.substr(0, got.find('\n'));
+  return line;
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -449,12 +395,8 @@ TEST_CASE("a new log's directory with a leftover control socket in it is still a
   std::string d = t / "log";
   REQUIRE(::mkdir(d.c_str(), 0755) == 0);
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  struct sockaddr_un a;
-  std::memset(&a, 0, sizeof a);
-  a.sun_family = AF_UNIX;
-  std::string p = sock_of(d);
-  std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const sockaddr_un a = control_address(d);
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
   ::close(fd);
   RunResult r = run_alog("append " + shq(d), "a\nb\n");
   CHECK(r.exit_code == 0);
