@@ -42,11 +42,11 @@ void header_values(const uint8_t* h, Problem& p) {
     p.expected = std::to_string(kHeaderSize);
     p.found = std::to_string(size);
   } else if (generation == 0) {
-    p.found = "0";
+    p.found.assign(1, '0');  // not = "0": g++ 12 -O3 warns falsely (-Wrestrict)
   } else {
     for (size_t i = 26; i < 60; i++)
       if (h[i]) {
-        p.expected = "0";
+        p.expected.assign(1, '0');
         p.found = std::to_string(i);
         return;
       }
