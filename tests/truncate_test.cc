@@ -2,6 +2,7 @@
 // reopen after each, scanners across them, and a crash after every
 // file-system step of each multi-step operation.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <cstring>
 #include <functional>
@@ -64,7 +65,7 @@ struct Fixture {
       std::vector<std::string> p;
       for (int j = 0; j < n; j++) {
         uint64_t s = log.next_sequence() + uint64_t(j);
-        p.push_back("p" + std::to_string(s) + std::string(s % 23, '.'));
+        p.push_back(fmt::format("p{}{}", s, std::string(s % 23, '.')));
       }
       std::vector<std::string_view> v(p.begin(), p.end());
       REQUIRE(log.append(v).is_ok());

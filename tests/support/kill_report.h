@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,18 +24,27 @@ inline void say(const std::string& line) {
   (void)n;
 }
 
+// " <n1> <n2> ...", appended piece by piece (g++ 12 -O3 warns falsely,
+// -Wrestrict, on `" " + std::to_string(n)` chains).
+inline std::string numbers(std::initializer_list<uint64_t> v) {
+  std::string s;
+  for (uint64_t n : v) {
+    s.push_back(' ');
+    s.append(std::to_string(n));
+  }
+  return s;
+}
+
 // " <ok> <failed> <first> <next> <active_start> <second_start> <segments>"
 inline std::string state(const Log& log, bool ok) {
   LiveState s = live_state(log);
-  return " " + std::to_string(ok) + " " + std::to_string(s.failed) + " " + std::to_string(s.first) +
-         " " + std::to_string(s.next) + " " + std::to_string(s.active_start) + " " +
-         std::to_string(s.second_start) + " " + std::to_string(s.segments);
+  return numbers({ok, s.failed, s.first, s.next, s.active_start, s.second_start, s.segments});
 }
 
 // " <segments> <second_start>": what the model needs before a roll or append.
 inline std::string before(const Log& log) {
   LiveState s = live_state(log);
-  return " " + std::to_string(s.segments) + " " + std::to_string(s.second_start);
+  return numbers({s.segments, s.second_start});
 }
 
 // Log::open, reported around; nullptr (after the failed report) when it fails.
@@ -53,8 +64,9 @@ inline std::unique_ptr<Log> reported_open(const std::string& dir, const Options&
 // A batch of `n` records tagged `tag`, reported around the append.
 inline void reported_append(Log& log, uint64_t tag, uint64_t n, uint64_t min_len,
                             uint64_t max_len) {
-  say("BA " + std::to_string(tag) + " " + std::to_string(n) + " " + std::to_string(min_len) + " " +
-      std::to_string(max_len) + before(log));
+  std::string line = "BA";
+  line.append(numbers({tag, n, min_len, max_len})).append(before(log));
+  say(line);
   std::vector<std::string> batch;
   const uint64_t seq = log.next_sequence();
   for (uint64_t i = 0; i < n; i++)

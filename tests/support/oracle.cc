@@ -27,7 +27,8 @@ std::string ends_text(const std::set<uint64_t>& ends, uint64_t from) {
   int n = 0;
   for (auto it = ends.lower_bound(from); it != ends.end(); ++it) {
     if (n++ == 12) return s + " ...";
-    s += (s.empty() ? "" : " ") + std::to_string(*it);
+    if (!s.empty()) s.push_back(' ');
+    s.append(std::to_string(*it));
   }
   return s.empty() ? "(none)" : s;
 }
