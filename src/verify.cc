@@ -11,6 +11,7 @@
 #include "alog/format.h"
 #include "file_cache.h"
 #include "frame_reader.h"
+#include "lock_probe.h"
 #include "lost_runs.h"
 #include "verify_internal.h"
 #include "verify_segment.h"
@@ -100,16 +101,16 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     }
     if (names.empty())
       return Status(Errc::not_a_log, path + ": no segment files (not an alog log)").at(path);
-    rep.writer_active = !lock_is_ours && fs.is_locked(path_join(path, std::string(kLockName)));
   } else if (st.is_regular) {
     auto slash = path.find_last_of('/');
     dir = slash == std::string::npos ? "." : path.substr(0, slash);
     names.push_back(slash == std::string::npos ? path : path.substr(slash + 1));
-    rep.writer_active = !lock_is_ours && fs.is_locked(path_join(dir, std::string(kLockName)));
   } else {
     return Status(Errc::not_a_log, path + ": not a directory or segment file").at(path);
   }
   out.dir = dir;
+  // Asked beside the walk: the walk needs the answer only at a torn tail.
+  const LockProbe writer = lock_is_ours ? LockProbe() : LockProbe(fs, path_join(dir, std::string(kLockName)));
 
   // Headers and slots of every segment.
   std::vector<Loaded> segs;
@@ -180,7 +181,8 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
   uint64_t lost_total = 0;
   uint64_t prev_next = 0;
   std::string prev_name;
-  std::vector<Result<SegmentWalk>> walks = walk_segments(segs, rep.writer_active, opt, total);
+  std::vector<Result<SegmentWalk>> walks = walk_segments(segs, writer, opt, total);
+  rep.writer_active = writer.held();
   for (size_t i = 0; i < segs.size(); i++) {
     const Loaded& l = segs[i];
     if (!l.header_ok) {

@@ -24,7 +24,7 @@ Problem problem(const std::string& file, std::optional<uint64_t> off, std::strin
   return p;
 }
 
-Result<SegmentWalk> walk_segment(const Loaded& l, bool active, bool writer_active, const VerifyOptions& opt,
+Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& writer, const VerifyOptions& opt,
                                  const std::function<void(uint64_t)>& progress) {
   SegmentWalk out;
   SegmentReport& sr = out.sr;
@@ -237,6 +237,7 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, bool writer_activ
           "file length " + std::to_string(l.length)));
   } else {
     bool torn = stop != Stop::io_error && active && at.offset >= slot.synced_offset;
+    const bool writer_active = torn && writer.held();
     Classification c = torn ? (writer_active ? Classification::warning : Classification::torn_tail)
                             : Classification::corruption;
     std::string msg = stop_text(stop);
@@ -272,14 +273,14 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, bool writer_activ
 
 namespace alog::detail {
 
-std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, bool writer_active,
+std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, const LockProbe& writer,
                                                const VerifyOptions& opt, uint64_t total) {
   const size_t n = segs.size();
   std::vector<Result<SegmentWalk>> out;
   out.reserve(n);
   auto one = [&](size_t i, const std::function<void(uint64_t)>& progress) -> Result<SegmentWalk> {
     if (!segs[i].header_ok) return SegmentWalk{};
-    return walk_segment(segs[i], i + 1 == n, writer_active, opt, progress);
+    return walk_segment(segs[i], i + 1 == n, writer, opt, progress);
   };
   uint64_t done = 0;
   const size_t jobs = std::min<size_t>(std::max<unsigned>(opt.jobs, 1), n);

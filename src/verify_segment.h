@@ -13,6 +13,7 @@
 #include "alog/format.h"
 #include "alog/fs.h"
 #include "alog/verify.h"
+#include "lock_probe.h"
 #include "lost_runs.h"
 #include "verify_internal.h"
 
@@ -46,15 +47,16 @@ Problem problem(const std::string& file, std::optional<uint64_t> off, std::strin
                 std::string found = {});
 
 // Walks one segment whose header and slots are readable; calls progress
-// with the bytes of it walked now and then (may be empty). Errors: io, and
-// stopped (interrupt.h).
-Result<SegmentWalk> walk_segment(const Loaded& l, bool active, bool writer_active,
+// with the bytes of it walked now and then (may be empty); asks `writer`
+// only at a torn tail of the active segment. Errors: io, and stopped
+// (interrupt.h).
+Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& writer,
                                  const VerifyOptions& opt, const std::function<void(uint64_t)>& progress);
 
 // walk_segment for every segment whose header is readable (the others get
 // an empty report), on opt.jobs threads; opt.progress gets the bytes of
 // `total` walked (after each segment when jobs > 1).
-std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, bool writer_active,
+std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, const LockProbe& writer,
                                                const VerifyOptions& opt, uint64_t total);
 
 }  // namespace alog::detail

@@ -1,0 +1,31 @@
+// LockProbe: whether a writer holds a log's LOCK, asked on a thread of its
+// own so that the caller's work runs beside it. Fs::is_locked reads
+// /proc/locks, which lists every lock of the host: on a host with many locks
+// that read blocks for milliseconds (5-40 ms measured, against a 40 ms
+// verify of a 116 MB log), while the walk it would delay needs the answer
+// only at a torn tail, and the report only at the end.
+#pragma once
+
+#include <future>
+#include <string>
+
+#include "alog/fs.h"
+
+namespace alog::detail {
+
+class LockProbe {
+ public:
+  // A probe that answers `false` without asking (the lock is the caller's own).
+  LockProbe() = default;
+  // Starts asking fs whether lock_path is held (at once, on this thread, when
+  // no thread can be started).
+  LockProbe(Fs& fs, std::string lock_path);
+
+  // The answer; waits for it. Each copy may be asked from its own thread.
+  bool held() const { return answer_.valid() && answer_.get(); }
+
+ private:
+  std::shared_future<bool> answer_;
+};
+
+}  // namespace alog::detail
