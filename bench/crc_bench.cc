@@ -1,6 +1,6 @@
 // CRC32C: the dispatcher crc32c_extend against the raw crc32-instruction
 // loop (112-byte frames) and ISA-L (64 KiB), and the sse42/isal crossover
-// that crc::kIsalThreshold should sit at.
+// that crc::isal_threshold() should sit at.
 #include <cinttypes>
 #include <vector>
 
@@ -90,7 +90,7 @@ int main() {
   // The crossover: the smallest size from which ISA-L is faster at every larger size measured.
   size_t k = std::size(sizes);
   while (k > 0 && isal[k - 1] < sse[k - 1]) k--;
-  const size_t thr = alog::crc::kIsalThreshold;
+  const size_t thr = alog::crc::isal_threshold();
   std::string measured;
   bool met;
   if (k == std::size(sizes)) {
@@ -109,14 +109,14 @@ int main() {
         double chosen = uses_isal ? isal[i] : sse[i], best = std::min(isal[i], sse[i]);
         worst = std::max(worst, chosen / best);
       }
-      info("CRC dispatcher: with kIsalThreshold = " + std::to_string(thr) +
+      info("CRC dispatcher: with isal_threshold() = " + std::to_string(thr) +
            " the worst measured size is " + fmt("%.2f", worst) +
            "× slower than the better of sse42 and isal");
       met = worst <= 1.05;
     }
   }
   row("CRC dispatcher: sse42→isal crossover", measured,
-      "kIsalThreshold = " + std::to_string(thr) + " B", -1, "threshold in the crossover step",
+      "isal_threshold() = " + std::to_string(thr) + " B (chosen at start-up)", -1, "threshold in the crossover step",
       met);
   return 0;
 }

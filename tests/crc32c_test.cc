@@ -79,6 +79,19 @@ TEST_CASE("every implementation agrees with the portable one at every length up 
   }
 }
 
+TEST_CASE("the ISA-L threshold chosen at start-up is one of the sizes timed, 128 to 256 bytes") {
+  const size_t t = alog::crc::isal_threshold();
+  CHECK(t >= 128);
+  CHECK(t <= 256);
+  CHECK(t % 16 == 0);
+  if (!alog::crc::have_isal() || !alog::crc::have_sse42()) CHECK(t == 256);
+  // Whatever was chosen, the dispatcher names ISA-L exactly from there on.
+  if (alog::crc::have_isal()) {
+    CHECK(std::string(alog::crc::dispatch_name(t)) == "isal");
+    if (alog::crc::have_sse42()) CHECK(std::string(alog::crc::dispatch_name(t - 1)) == "sse42");
+  }
+}
+
 TEST_CASE("crc32c_extend2 is crc32c_extend over the first piece, then the second") {
   std::string data;
   for (int k = 0; k < 700; k++) data.push_back(char(k * 53 + 3));

@@ -25,11 +25,14 @@ void crc32c_extend_3(uint32_t crc[3], const void* const data[3], const size_t n[
 // The implementations behind crc32c_extend, each usable on its own so tests
 // and benchmarks can compare them. Each takes and returns a finished CRC
 // (same contract as crc32c_extend). The dispatcher uses the SSE4.2 loop for
-// short buffers, where its latency wins, and ISA-L from kIsalThreshold on
-// (bench/crc_bench measures the crossover: 240..256 B on an AVX-512 Xeon,
-// where ISA-L switches to its folding loop at 256 bytes).
+// short buffers, where its latency wins, and ISA-L from isal_threshold() on.
 namespace crc {
-inline constexpr size_t kIsalThreshold = 256;
+// Where ISA-L starts to win depends on the CPU (bench/crc_bench measures it:
+// 240..256 B on an AVX-512 Xeon, 192..208 B on an AMD EPYC), so it is chosen
+// once per process, before main, by timing both routines at 128..256 B
+// (about 40 us); 256 when either routine is missing. Every choice gives the
+// same CRCs: only the speed of 128..255-byte buffers depends on it.
+size_t isal_threshold();
 uint32_t portable(uint32_t crc, const void* data, size_t n);  // slicing-by-8 tables
 bool have_sse42();
 uint32_t sse42(uint32_t crc, const void* data, size_t n);  // requires have_sse42()
