@@ -51,12 +51,15 @@ RecordStyle record_style(const CatOptions& o, const Global& g) {
   return s;
 }
 
-Range resolve(const CatOptions& o, uint64_t first, uint64_t next) {
+// next() is asked only for --last: without it, a tail walked in the
+// background (cat_dir_records) is read while it is walked.
+template <class Next>
+Range resolve(const CatOptions& o, uint64_t first, Next&& next) {
   Range r;
   r.from = o.from ? *parse_u64(*o.from) : first;
   if (o.last) {
-    uint64_t n = *parse_u64(*o.last);
-    r.from = next - first > n ? next - n : first;
+    uint64_t n = *parse_u64(*o.last), end = next();
+    r.from = end - first > n ? end - n : first;
   }
   if (o.to) r.to = *parse_u64(*o.to);
   if (o.count) r.count = *parse_u64(*o.count);
@@ -83,7 +86,7 @@ int cat_segment(const CatOptions& o, const Global& g, Printer& p) {
     check_interrupted();
   } while (!end.stops() && !end.eof());
   const uint64_t next = end.eof() ? probe.sequence() : probe.boundary_sequence();
-  Range r = resolve(o, w.first_sequence, next);
+  Range r = resolve(o, w.first_sequence, [&] { return next; });
   inspect::FrameWalker walk(seg, /*read_payloads=*/true);
   for (uint64_t seq = w.first_sequence; seq < next && !done(r, p, seq);) {
     inspect::Frame f = next_frame(walk, seg);
@@ -235,17 +238,20 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     if (Status st = log->refresh(); !st.is_ok()) fail(st, o.dir);
   } else {
     if (o.follow) watch.watch(o.dir);
-    log = open_read_or_fail(o.dir);
+    log = open_read_or_fail(o.dir, /*background_tail=*/!o.follow);
   }
-  Range r = resolve(o, log->first_sequence(), log->next_sequence());
+  Range r = resolve(o, log->first_sequence(), [&] { return log->next_sequence(); });
+  // Only a start past the first record can lie past the end: the end is
+  // asked for (which waits for a background walk) only then.
+  auto past_end = [&](uint64_t from) { return from > log->first_sequence() && from > log->next_sequence(); };
   Written written;
   if (auto c = keeper.start(*log)) {
     r.from = c->seq + 1;
     written.add(c->seq, c->crc);  // a cut below the cursor is a reset too
   }
-  if (!o.follow && r.from > log->next_sequence())
+  if (!o.follow && past_end(r.from))
     if (auto exit = report_read_damage(g, *log, o.dir, r.from)) return *exit;
-  if (!o.follow && r.from > log->next_sequence())
+  if (!o.follow && past_end(r.from))
     fail("out_of_bounds", o.dir, std::nullopt,
          fmt::format("--from {} is past the end of the log (next sequence {})", r.from,
                      log->next_sequence()));
@@ -262,7 +268,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
   };
   // A follower asked for records beyond the end has no scanner until they exist.
   std::unique_ptr<Scanner> sc;
-  if (pos <= log->next_sequence()) sc = new_scanner();
+  if (!past_end(pos)) sc = new_scanner();
   std::vector<RecordView> batch(kBatch);
   while (true) {
     bool reaped = false;
@@ -383,7 +389,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
 int cat_salvaged(const CatOptions& o, Printer& p) {
   require_log_dir(o.dir);
   RecoverOptions ro = salvage_log_options(o.dir);
-  Range r = resolve(o, 0, 0);
+  Range r = resolve(o, 0, [] { return uint64_t{0}; });
   const Status enough(Errc::stopped, "enough records");
   Result<SalvageReadReport> rep = read_salvaged(
       o.dir, ro, [&](uint64_t seq, std::string_view payload, bool lost) -> Status {

@@ -186,8 +186,10 @@ std::function<std::string(std::string&)> check_duration_ms();
 bool is_regular_file(const std::string& path);
 // Whether a live writer holds DIR/LOCK (never creates it).
 bool writer_active(const std::string& dir);
-// Opens for reading; a Failure on error (not_found, not_a_log, io).
-std::unique_ptr<Log> open_read_or_fail(const std::string& dir);
+// Opens for reading; a Failure on error (not_found, not_a_log, io). With
+// background_tail, a long unsynced tail is walked while the caller scans
+// (Options::walk_tail_in_background).
+std::unique_ptr<Log> open_read_or_fail(const std::string& dir, bool background_tail = false);
 
 // Creation options, as given on the command line (unset: from alog.json or defaults).
 struct CreateOptions {

@@ -44,8 +44,10 @@ bool writer_active(const std::string& dir) {
   return posix_fs().is_locked(path_join(dir, std::string(format::kLockName)));
 }
 
-std::unique_ptr<Log> open_read_or_fail(const std::string& dir) {
-  auto r = Log::open_read(dir);
+std::unique_ptr<Log> open_read_or_fail(const std::string& dir, bool background_tail) {
+  Options opt;
+  opt.walk_tail_in_background = background_tail;
+  auto r = Log::open_read(dir, opt);
   if (!r) fail(r.status(), dir);
   return std::move(r).value();
 }

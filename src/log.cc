@@ -14,6 +14,10 @@ using namespace format;
 
 namespace {
 
+// A read-only open walks an unsynced tail longer than this in the background
+// when asked to (Options::walk_tail_in_background); shorter ones inline.
+constexpr uint64_t kBackgroundTail = 4 * kMiB;
+
 Status corrupt(const std::string& path, std::optional<uint64_t> off, const std::string& what) {
   Status st(Errc::corrupt, off ? path + ":" + std::to_string(*off) + ": " + what : path + ": " + what);
   st.at(path, off);
@@ -96,7 +100,10 @@ Status Log::truncate_after(uint64_t seq) {
   return impl_->truncate_after(seq);
 }
 uint64_t Log::first_sequence() const { return impl_->first_sequence(); }
-uint64_t Log::next_sequence() const { return impl_->next_sequence(); }
+uint64_t Log::next_sequence() const {
+  impl_->settle_tail();
+  return impl_->next_sequence();
+}
 std::optional<uint64_t> Log::last_sequence() const {
   uint64_t f = first_sequence(), n = next_sequence();
   if (n == f) return std::nullopt;
@@ -107,14 +114,33 @@ const std::string& Log::dir() const { return impl_->dir(); }
 bool Log::read_only() const { return !impl_->writable(); }
 bool Log::failed() const { return impl_->failed(); }
 const Options& Log::options() const { return impl_->options(); }
-Result<Record> Log::read(uint64_t seq) const { return impl_->read(seq); }
-Status Log::refresh() { return impl_->refresh(); }
-const Status& Log::damage() const { return impl_->damage(); }
-const std::string& Log::torn_tail() const { return impl_->torn_tail(); }
-const std::optional<TailCut>& Log::tail_cut() const { return impl_->tail_cut(); }
-const std::vector<OpenRepair>& Log::open_repairs() const { return impl_->open_repairs(); }
+Result<Record> Log::read(uint64_t seq) const {
+  impl_->settle_tail();
+  return impl_->read(seq);
+}
+Status Log::refresh() {
+  impl_->settle_tail();
+  return impl_->refresh();
+}
+const Status& Log::damage() const {
+  impl_->settle_tail();
+  return impl_->damage();
+}
+const std::string& Log::torn_tail() const {
+  impl_->settle_tail();
+  return impl_->torn_tail();
+}
+const std::optional<TailCut>& Log::tail_cut() const {
+  impl_->settle_tail();
+  return impl_->tail_cut();
+}
+const std::vector<OpenRepair>& Log::open_repairs() const {
+  impl_->settle_tail();
+  return impl_->open_repairs();
+}
 
 std::vector<SegmentInfo> Log::segments() const {
+  impl_->settle_tail();
   auto v = impl_->view();
   std::vector<SegmentInfo> out;
   for (size_t i = 0; i < v->size(); i++) out.push_back((*v)[i]->info(i + 1 == v->size()));
@@ -482,10 +508,22 @@ Status LogImpl::load_segments(bool writer) {
   // A chain that broke after a sealed segment ends at that segment's synced
   // offset (already its range); otherwise walk the active segment's tail.
   if (chain_cut) return {};
-  return walk_active_for_read(list.back());
+  SegmentPtr active = list.back();
+  if (opt_.walk_tail_in_background && !resume_ &&
+      active->file_length() > active->slot().synced_offset + kBackgroundTail) {
+    // Its I/O error ends the readable records, as damage.
+    auto walk = [this, active] {
+      Status walked = walk_active_for_read(active, &tail_walk_);
+      if (!walked.is_ok() && damage_.is_ok()) damage_ = walked;
+      return walked;
+    };
+    if (tail_walk_.start(walk)) return {};
+  }
+  return walk_active_for_read(active);
 }
 
 Status LogImpl::close(bool sync) {
+  settle_tail();
   if (closed_) return {};
   closed_ = true;
   Status st;

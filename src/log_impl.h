@@ -15,6 +15,7 @@
 
 #include "alog/log.h"
 #include "segment.h"
+#include "tail_walk.h"
 
 namespace alog {
 
@@ -86,6 +87,14 @@ class LogImpl {
   const std::vector<OpenRepair>& open_repairs() const { return repairs_; }
   // For read-only logs (log.cc).
   Status refresh();
+  // Read-only logs whose tail is walked in the background (tail_walk.h):
+  // waits for that walk; and, for scanners at the end of seg's range ending
+  // at `end`, waits until the walk published more (true), or finished
+  // (false, or its error).
+  void settle_tail() const { tail_walk_.settle(); }
+  Result<bool> await_tail(const detail::Segment& seg, uint64_t end) const {
+    return tail_walk_.await(seg, end);
+  }
 
   // A Writer attaches so that direct appends are refused.
   bool attach_writer();
@@ -109,7 +118,9 @@ class LogImpl {
   std::string renew_del_;  // a .seg.del newer than every segment, kept for reuse_removed_next
   Status open_segment(const std::string& name, detail::SegmentPtr* out, Status* damage);
   Status recover_active(const detail::SegmentPtr& seg);
-  Status walk_active_for_read(const detail::SegmentPtr& seg);
+  // With `progress`, publishes seg's range at batch boundaries as the walk
+  // confirms them and tells progress each time.
+  Status walk_active_for_read(const detail::SegmentPtr& seg, detail::TailWalk* progress = nullptr);
   // Cuts the active segment at boundary b (FORMAT.md "Cutting at a boundary").
   Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, const char* reason);
   // The cut opening makes at the active segment's tail, given where the walk
@@ -176,6 +187,8 @@ class LogImpl {
   std::vector<uint8_t> scratch_;
   std::vector<struct iovec> iov_;
   std::unique_ptr<detail::Reaper> reaper_;
+  // Last: its thread uses the members above until it is joined.
+  detail::TailWalk tail_walk_;
 };
 
 }  // namespace alog

@@ -138,7 +138,29 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
   return {};
 }
 
-Status LogImpl::walk_active_for_read(const SegmentPtr& seg) {
+namespace {
+
+// Published ranges of a background walk are at least this far apart.
+constexpr uint64_t kPublishEvery = 256 * 1024;
+
+// walk.run(), publishing seg's range at batch boundaries kPublishEvery apart.
+Stop run_publishing(Walker& walk, Segment& seg, TailWalk& progress) {
+  uint64_t told = walk.boundary().offset;
+  while (true) {
+    Stop s = walk.step();
+    if (s != Stop::none) return s;
+    const WalkState& b = walk.boundary();
+    if (b.offset >= told + kPublishEvery) {
+      seg.publish_append(b.offset, b.seq);
+      progress.moved();
+      told = b.offset;
+    }
+  }
+}
+
+}  // namespace
+
+Status LogImpl::walk_active_for_read(const SegmentPtr& seg, TailWalk* progress) {
   Slot slot = seg->slot();
   uint64_t len = seg->file_length();
   FrameWindow w(&seg->file(), len);
@@ -162,7 +184,7 @@ Status LogImpl::walk_active_for_read(const SegmentPtr& seg) {
   }
   if (!done) {
     Walker walk(&w, seg->generation(), synced_state(slot), /*read_payloads=*/true);
-    stop = walk.run();
+    stop = progress ? run_publishing(walk, *seg, *progress) : walk.run();
     if (stop == Stop::io_error) return w.error();
     done = walk;
   }

@@ -127,6 +127,9 @@ Result<bool> ScannerImpl::next() {
       seg_ = find_segment(*v, pos_);
       if (!seg_) {
         if (pos_ >= v->back()->range().next) {
+          // Past what a tail walk in the background has confirmed so far.
+          ALOG_ASSIGN(bool moved, log_->await_tail(*v->back(), v->back()->range().end));
+          if (moved) continue;
           if (!log_->damage().is_ok()) return log_->damage();
           return false;
         }
@@ -166,7 +169,13 @@ Result<bool> ScannerImpl::next() {
         seg_.reset();
         continue;
       }
-      if (!v->empty() && v->back() == seg_) return false;
+      if (!v->empty() && v->back() == seg_) {
+        // The end of what a tail walk in the background has confirmed so far.
+        ALOG_ASSIGN(bool moved, log_->await_tail(*seg_, r.end));
+        if (!moved) return false;
+        r_ = seg_->range();
+        continue;
+      }
       if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_)) return log_->damage();
       if (v->empty()) return false;
       seg_.reset();

@@ -163,6 +163,7 @@ Status LogImpl::refresh() {
     fresh.resume_name_ = old->back()->name();
   }
   ALOG_TRY(fresh.load());
+  fresh.settle_tail();
   auto now = fresh.view();
   const uint64_t next = now->empty() ? 0 : now->back()->range().next;
   // Keep the old segment objects (their scanners and indexes) for files that

@@ -28,6 +28,14 @@ struct Options {
   uint64_t max_payload_size = 16 * kMiB;  // larger records are refused (payload_too_large)
   uint32_t checkpoint_stride = 64;       // 1..65535
   bool sync_on_append = false;           // sync every batch before append returns
+  // Read-only opens: an unsynced tail of more than 4 MiB is walked on a
+  // thread of its own rather than in open_read, publishing the records it
+  // confirms batch by batch, so a scan from the start reads them while the
+  // walk goes on. Every accessor but first_sequence(), disk_size(), dir(),
+  // read_only(), failed(), options() and scan() waits for the walk first;
+  // an I/O error of the walk (which open_read would have returned) becomes
+  // damage(), which scans report when they reach it.
+  bool walk_tail_in_background = false;
   Fs* fs = nullptr;                      // nullptr: posix_fs()
   // Milliseconds since the Unix epoch for segment `created at`; nullptr: the system clock.
   std::function<uint64_t()> clock_ms;
@@ -90,7 +98,8 @@ class Log {
   // (damage in synced data or headers: nothing is cut), not_a_log, io.
   static Result<std::unique_ptr<Log>> open(const std::string& dir, const Options& options = {});
   // Opens an existing log for reading: changes nothing, takes no lock, treats
-  // a torn tail as the end. Only `fs` of the options is used.
+  // a torn tail as the end. Only `fs` and `walk_tail_in_background` of the
+  // options are used.
   static Result<std::unique_ptr<Log>> open_read(const std::string& dir,
                                                 const Options& options = {});
   // Closes (see close()); errors are dropped.

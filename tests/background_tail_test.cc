@@ -1,0 +1,195 @@
+// Options::walk_tail_in_background: a read-only open that walks a long
+// unsynced tail on a thread of its own gives scans, accessors, torn tails
+// and errors exactly what an open that walks it first gives.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "alog/format.h"
+#include "alog/log.h"
+#include "alog/scanner.h"
+#include "support/mem_fs.h"
+
+using namespace alog;
+using namespace alog::test;
+
+namespace {
+
+const std::string kDir = "/db/log";
+const std::string kActive = kDir + "/00000000000000000000.seg";
+
+struct Rec {
+  uint64_t seq;
+  std::string payload;
+  bool operator==(const Rec&) const = default;
+};
+
+// One segment of about 7 MiB, none of it synced: 100-record batches of
+// 100-ish bytes, closed without a sync (the synced offset stays at the header).
+void make_unsynced_log(MemFs& fs) {
+  const uint64_t records = 64000;
+  REQUIRE(fs.mkdir("/db"));
+  Options o;
+  o.fs = &fs;
+  o.max_segment_size = 64 * kMiB;
+  auto log = Log::open(kDir, o);
+  REQUIRE(log.is_ok());
+  std::vector<std::string> batch;
+  for (uint64_t seq = 0; seq < records; seq++) {
+    batch.push_back("record " + std::to_string(seq) + std::string(90 + seq % 17, 'x'));
+    if (batch.size() == 100 || seq + 1 == records) {
+      std::vector<std::string_view> views(batch.begin(), batch.end());
+      REQUIRE((*log)->append(views).is_ok());
+      batch.clear();
+    }
+  }
+  REQUIRE((*log)->close(/*sync=*/false).is_ok());
+  auto len = fs.read_all(kActive);
+  REQUIRE(len.is_ok());
+  REQUIRE(len->size() > 6 * kMiB);  // past the 4 MiB from which the walk goes to a thread
+}
+
+std::unique_ptr<Log> open_read(MemFs& fs, bool background) {
+  Options o;
+  o.fs = &fs;
+  o.walk_tail_in_background = background;
+  auto log = Log::open_read(kDir, o);
+  REQUIRE_MESSAGE(log.is_ok(), log.status().to_string());
+  return std::move(log).value();
+}
+
+// Every record a scan from the start returns, and the error it ended with.
+std::vector<Rec> scan_all(const Log& log, Status* error) {
+  std::vector<Rec> out;
+  auto sc = log.scan(0);
+  REQUIRE(sc.is_ok());
+  std::vector<RecordView> batch(1000);
+  while (true) {
+    auto n = (*sc)->next_batch(std::span<RecordView>(batch));
+    if (!n) {
+      *error = n.status();
+      return out;
+    }
+    if (*n == 0) return out;
+    for (size_t i = 0; i < *n; i++) out.push_back({batch[i].sequence, std::string(batch[i].payload)});
+  }
+}
+
+// The payload offset of a record in the one segment: a walk of its frames.
+uint64_t payload_offset(MemFs& fs, uint64_t seq) {
+  auto bytes = fs.read_all(kActive);
+  REQUIRE(bytes.is_ok());
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes->data());
+  uint64_t off = format::kHeaderSize, at = 0;
+  while (off + format::kFrameHeaderSize <= bytes->size()) {
+    format::FrameHeader h = format::decode_frame_header(p + off);
+    if (h.is_data()) {
+      if (at == seq) return off + format::kFrameHeaderSize;
+      at++;
+      off += format::kFrameHeaderSize + h.word;
+    } else {
+      off += format::kFrameHeaderSize;
+    }
+  }
+  FAIL("no record " << seq);
+  return 0;
+}
+
+void set_byte(MemFs& fs, uint64_t off, char c) {
+  auto bytes = fs.read_all(kActive);
+  REQUIRE(bytes.is_ok());
+  std::string b = *bytes;
+  b[off] = c;
+  REQUIRE(fs.set_contents(kActive, b).is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("a scan while the tail is walked in the background returns every record a walk at open does") {
+  MemFs fs;
+  make_unsynced_log(fs);
+  Status e1, e2;
+  auto first = open_read(fs, false);
+  auto back = open_read(fs, true);
+  // Scanned before anything else asks for the end: the scan follows the walk.
+  std::vector<Rec> got = scan_all(*back, &e2);
+  std::vector<Rec> want = scan_all(*first, &e1);
+  CHECK(e1.is_ok());
+  CHECK(e2.is_ok());
+  REQUIRE(want.size() == 64000);
+  CHECK(got == want);
+  CHECK(back->next_sequence() == first->next_sequence());
+  CHECK(back->torn_tail() == first->torn_tail());
+  CHECK(back->tail_cut().has_value() == first->tail_cut().has_value());
+  CHECK(back->damage().is_ok());
+}
+
+TEST_CASE("the accessors of a log whose tail is walked in the background wait for the walk") {
+  MemFs fs;
+  make_unsynced_log(fs);
+  auto back = open_read(fs, true);
+  CHECK(back->next_sequence() == 64000);
+  CHECK(back->last_sequence() == 63999);
+  auto segs = back->segments();
+  REQUIRE(segs.size() == 1);
+  auto r = back->read(63999);
+  REQUIRE(r.is_ok());
+  CHECK(r->payload.starts_with("record 63999"));
+}
+
+TEST_CASE("a scan that starts past what the background walk has confirmed waits for it") {
+  MemFs fs;
+  make_unsynced_log(fs);
+  auto back = open_read(fs, true);
+  auto sc = back->scan(63990);
+  REQUIRE(sc.is_ok());
+  uint64_t n = 0, last = 0;
+  while (true) {
+    auto more = (*sc)->next();
+    REQUIRE(more.is_ok());
+    if (!*more) break;
+    last = (*sc)->sequence();
+    n++;
+  }
+  CHECK(n == 10);
+  CHECK(last == 63999);
+}
+
+TEST_CASE("a torn last batch walked in the background is the end, and no record of it is shown") {
+  MemFs fs;
+  make_unsynced_log(fs);
+  // A byte of record 63950's payload, in the last batch [63900, 64000).
+  set_byte(fs, payload_offset(fs, 63950) + 3, '#');
+  Status e1, e2;
+  auto first = open_read(fs, false);
+  auto back = open_read(fs, true);
+  std::vector<Rec> got = scan_all(*back, &e2);
+  std::vector<Rec> want = scan_all(*first, &e1);
+  CHECK(e2.is_ok());
+  REQUIRE(want.size() == 63900);
+  CHECK(got == want);
+  CHECK(back->next_sequence() == 63900);
+  CHECK_FALSE(back->torn_tail().empty());
+  CHECK(back->torn_tail() == first->torn_tail());
+  REQUIRE(back->tail_cut().has_value());
+  CHECK(back->tail_cut()->records == first->tail_cut()->records);
+}
+
+TEST_CASE("a read error in a tail walked in the background ends the scan with it and is the log's damage") {
+  MemFs fs;
+  make_unsynced_log(fs);
+  const uint64_t bad = payload_offset(fs, 50000) & ~uint64_t{511};
+  REQUIRE(fs.set_unreadable(kActive, bad, bad + 512).is_ok());
+  // Walked at open, the error fails the open.
+  Options o;
+  o.fs = &fs;
+  CHECK(Log::open_read(kDir, o).status().code() == Errc::io);
+  auto back = open_read(fs, true);
+  Status err;
+  std::vector<Rec> got = scan_all(*back, &err);
+  CHECK(err.code() == Errc::io);
+  CHECK(got.size() < 50000);
+  for (size_t i = 0; i < got.size(); i++) CHECK(got[i].seq == i);
+  CHECK(back->damage().code() == Errc::io);
+}
