@@ -72,6 +72,8 @@ class FrameWindow {
   bool holds(uint64_t off, uint64_t n) const {
     return off >= base_ && off + n <= base_ + len_;
   }
+  // The file offset just past the bytes in the window now.
+  uint64_t end() const { return base_ + len_; }
   uint64_t limit() const { return limit_; }
   File* file() const { return file_; }
   void set_limit(uint64_t limit) {

@@ -60,6 +60,10 @@ class ScannerImpl {
 
   Result<bool> next();
   bool next_in_window();
+  // As many calls of next_in_window() as out can take, in one loop: the
+  // segment's cut count and the bounds checked once, no call per frame.
+  // The caller checks for a recycle or cut after it (next_batch).
+  size_t take_window(RecordView* out, size_t max);
   void accept(const uint8_t* p, const format::FrameHeader& h);
   Result<size_t> next_batch(std::span<RecordView> out);
 
@@ -227,6 +231,42 @@ Result<bool> ScannerImpl::next() {
   }
 }
 
+size_t ScannerImpl::take_window(RecordView* out, size_t max) {
+  if (!seg_ || seg_->cuts() != cuts_seen_ || !win_->holds(off_, 0)) return 0;
+  uint64_t next = r_.next;
+  if (to_ && *to_ < next) next = *to_ + 1;
+  if (pos_ >= next) return 0;
+  const uint64_t end = r_.end, wend = win_->end();
+  const uint16_t gen = seg_->generation();
+  uint64_t off = off_, pos = pos_;
+  size_t n = 0;
+  while (n < max && pos < next && off < end && off + kFrameHeaderSize <= wend) {
+    const uint8_t* p = win_->at(off);
+    FrameHeader h = decode_frame_header(p);
+    if (h.is_checkpoint()) {
+      off += kFrameHeaderSize;
+      continue;
+    }
+    const uint64_t after = off + kFrameHeaderSize + h.word;
+    if (!data_frame_ok(h, gen, off, end) || after > wend ||
+        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc)
+      break;
+    out[n++] = {pos, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word),
+                h.is_lost()};
+    cur_off_ = off;
+    pos++;
+    off = after;
+  }
+  if (n > 0) {
+    cur_seq_ = pos - 1;
+    payload_ = out[n - 1].payload;
+    lost_ = out[n - 1].lost;
+  }
+  pos_ = pos;
+  off_ = off;
+  return n;
+}
+
 // The first record by next(), which does every check, reads the window and
 // moves between segments; then what next_in_window() takes from that window.
 // Anything else (a refill, the range's end, a frame next() would reject,
@@ -238,7 +278,7 @@ Result<size_t> ScannerImpl::next_batch(std::span<RecordView> out) {
   out[0] = {cur_seq_, payload_, lost_};
   size_t n = 1;
   const uint64_t pos_after_first = pos_, off_after_first = off_, first_off = cur_off_;
-  while (n < out.size() && next_in_window()) out[n++] = {cur_seq_, payload_, lost_};
+  n += take_window(out.data() + n, out.size() - n);
   if (n > 1 && (seg_->reaped() || seg_->cuts() != cuts_seen_)) {
     // A recycle or a cut began during the batch: only the first record was
     // read before it for certain; next() reports the rest.
