@@ -74,7 +74,7 @@ row "CLI: alog --json cat --payload base64 > /dev/null of that log" "$(ms "$t_js
 rm -rf "$work/synced"
 "$alog_bin" append "$work/synced" <"$work/input" >/dev/null
 t_cat_synced=$(median_s $runs true "'$alog_bin' cat '$work/synced' > /dev/null")
-info "CLI cat bound: the same records appended with the final sync: alog cat $(ms "$t_cat_synced") (vs $(ms "$t_cat") after --no-sync, whose open walks the unsynced tail)"
+info "CLI cat bound: the same records appended with the final sync: alog cat $(ms "$t_cat_synced") (vs $(ms "$t_cat") after --no-sync, whose unsynced tail is walked beside the scan: both read and check it)"
 rm -rf "$work/synced"
 
 # seek on the big log: a record in the middle of a sealed segment.

@@ -76,6 +76,23 @@ std::vector<Rec> scan_all(const Log& log, Status* error) {
   }
 }
 
+// The log opened both ways, and what a scan from the start of each returned:
+// the background one scanned first, before anything asks for its end.
+struct BothWays {
+  std::unique_ptr<Log> first, back;
+  std::vector<Rec> want, got;
+  Status first_error, back_error;
+};
+
+BothWays scan_both_ways(MemFs& fs) {
+  BothWays b;
+  b.first = open_read(fs, false);
+  b.back = open_read(fs, true);
+  b.got = scan_all(*b.back, &b.back_error);
+  b.want = scan_all(*b.first, &b.first_error);
+  return b;
+}
+
 // The payload offset of a record in the one segment: a walk of its frames.
 uint64_t payload_offset(MemFs& fs, uint64_t seq) {
   auto bytes = fs.read_all(kActive);
@@ -109,20 +126,15 @@ void set_byte(MemFs& fs, uint64_t off, char c) {
 TEST_CASE("a scan while the tail is walked in the background returns every record a walk at open does") {
   MemFs fs;
   make_unsynced_log(fs);
-  Status e1, e2;
-  auto first = open_read(fs, false);
-  auto back = open_read(fs, true);
-  // Scanned before anything else asks for the end: the scan follows the walk.
-  std::vector<Rec> got = scan_all(*back, &e2);
-  std::vector<Rec> want = scan_all(*first, &e1);
-  CHECK(e1.is_ok());
-  CHECK(e2.is_ok());
-  REQUIRE(want.size() == 64000);
-  CHECK(got == want);
-  CHECK(back->next_sequence() == first->next_sequence());
-  CHECK(back->torn_tail() == first->torn_tail());
-  CHECK(back->tail_cut().has_value() == first->tail_cut().has_value());
-  CHECK(back->damage().is_ok());
+  BothWays b = scan_both_ways(fs);
+  CHECK(b.first_error.is_ok());
+  CHECK(b.back_error.is_ok());
+  REQUIRE(b.want.size() == 64000);
+  CHECK(b.got == b.want);
+  CHECK(b.back->next_sequence() == b.first->next_sequence());
+  CHECK(b.back->torn_tail() == b.first->torn_tail());
+  CHECK(b.back->tail_cut().has_value() == b.first->tail_cut().has_value());
+  CHECK(b.back->damage().is_ok());
 }
 
 TEST_CASE("the accessors of a log whose tail is walked in the background wait for the walk") {
@@ -161,19 +173,16 @@ TEST_CASE("a torn last batch walked in the background is the end, and no record 
   make_unsynced_log(fs);
   // A byte of record 63950's payload, in the last batch [63900, 64000).
   set_byte(fs, payload_offset(fs, 63950) + 3, '#');
-  Status e1, e2;
-  auto first = open_read(fs, false);
-  auto back = open_read(fs, true);
-  std::vector<Rec> got = scan_all(*back, &e2);
-  std::vector<Rec> want = scan_all(*first, &e1);
-  CHECK(e2.is_ok());
-  REQUIRE(want.size() == 63900);
-  CHECK(got == want);
-  CHECK(back->next_sequence() == 63900);
-  CHECK_FALSE(back->torn_tail().empty());
-  CHECK(back->torn_tail() == first->torn_tail());
-  REQUIRE(back->tail_cut().has_value());
-  CHECK(back->tail_cut()->records == first->tail_cut()->records);
+  BothWays b = scan_both_ways(fs);
+  CHECK(b.back_error.is_ok());
+  REQUIRE(b.want.size() == 63900);
+  CHECK(b.got == b.want);
+  CHECK(b.back->next_sequence() == 63900);
+  CHECK_FALSE(b.back->torn_tail().empty());
+  CHECK(b.back->torn_tail() == b.first->torn_tail());
+  REQUIRE(b.back->tail_cut().has_value());
+  REQUIRE(b.first->tail_cut().has_value());
+  CHECK(b.back->tail_cut()->records == b.first->tail_cut()->records);
 }
 
 TEST_CASE("a read error in a tail walked in the background ends the scan with it and is the log's damage") {
