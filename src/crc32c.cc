@@ -131,6 +131,18 @@ __attribute__((target("sse4.2"))) uint32_t sse42_each(uint32_t crc, const uint8_
   return crc;
 }
 
+// crc32c_frame: the running chain's two steps beside the frame's chain.
+__attribute__((target("sse4.2"))) uint32_t sse42_frame(const uint8_t* h, const void* payload,
+                                                       size_t n, uint32_t* running) {
+  uint64_t w0, w1;
+  std::memcpy(&w0, h, 8);
+  std::memcpy(&w1, h + 8, 8);
+  uint64_t r = _mm_crc32_u64(~*running, w0);
+  r = _mm_crc32_u64(r, w1);
+  *running = ~static_cast<uint32_t>(r);
+  return sse42(sse42(0, h, 12), payload, n);
+}
+
 // Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
 __attribute__((target("sse4.2"))) uint32_t sse42_two(uint32_t crc, const void* a, size_t na,
                                                      const void* b, size_t nb) {
@@ -149,6 +161,10 @@ uint32_t sse42_each(uint32_t crc, const uint8_t* const* pieces, size_t count, si
 }
 uint32_t sse42_two(uint32_t crc, const void* a, size_t na, const void* b, size_t nb) {
   return portable(portable(crc, a, na), b, nb);
+}
+uint32_t sse42_frame(const uint8_t* h, const void* payload, size_t n, uint32_t* running) {
+  *running = portable(*running, h, 16);
+  return portable(portable(0, h, 12), payload, n);
 }
 }  // namespace
 bool have_sse42() { return false; }
@@ -252,6 +268,12 @@ uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, s
   if (crc::kHaveSse42 && na < crc::kIsalFrom && nb < crc::kIsalFrom)
     return crc::sse42_two(crc, a, na, b, nb);
   return crc32c_extend(crc32c_extend(crc, a, na), b, nb);
+}
+
+uint32_t crc32c_frame(const uint8_t header[16], const void* payload, size_t n, uint32_t* running) {
+  if (crc::kHaveSse42 && n < crc::kIsalFrom) return crc::sse42_frame(header, payload, n, running);
+  *running = crc32c_extend(*running, header, 16);
+  return crc32c_extend2(0, header, 12, payload, n);
 }
 
 }  // namespace alog

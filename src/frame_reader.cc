@@ -145,11 +145,14 @@ Stop Walker::step() {
       }
       p = w_->at(st_.offset);
       f_.payload = p + kFrameHeaderSize;
-      f_.computed_crc = frame_crc(p, f_.payload, h.word);
+      uint32_t running = st_.crc;
+      f_.computed_crc = crc32c_frame(p, f_.payload, h.word, &running);
       if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
+      st_.crc = running;
+    } else {
+      st_.crc = crc32c_extend(st_.crc, p, kFrameHeaderSize);
     }
     f_.seq = st_.seq;
-    st_.crc = crc32c_extend(st_.crc, p, kFrameHeaderSize);
     st_.pending = static_cast<uint16_t>(st_.pending + 1);
     st_.seq++;
     st_.offset = end;

@@ -92,6 +92,20 @@ TEST_CASE("the ISA-L threshold chosen at start-up is one of the sizes timed, 128
   }
 }
 
+TEST_CASE("crc32c_frame is a frame's CRC and the running CRC over its header, at every payload length to 300") {
+  std::string data;
+  for (int k = 0; k < 316; k++) data.push_back(char(k * 29 + 3));
+  const auto* h = reinterpret_cast<const uint8_t*>(data.data());
+  for (size_t n = 0; n <= 300; n++) {
+    CAPTURE(n);
+    uint32_t running = 0x9abcdef0u ^ uint32_t(n);
+    const uint32_t want_running = alog::crc32c_extend(running, h, 16);
+    const uint32_t got = alog::crc32c_frame(h, data.data() + 16, n, &running);
+    CHECK(got == alog::crc::portable(alog::crc::portable(0, h, 12), data.data() + 16, n));
+    CHECK(running == want_running);
+  }
+}
+
 TEST_CASE("crc32c_extend2 is crc32c_extend over the first piece, then the second") {
   std::string data;
   for (int k = 0; k < 700; k++) data.push_back(char(k * 53 + 3));

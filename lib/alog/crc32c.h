@@ -14,6 +14,12 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
 // crc32c_extend over a, then b, with one dispatch (a frame's header bytes,
 // then its payload).
 uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, size_t nb);
+
+// A data frame's CRC, crc32c_extend2(0, header, 12, payload, n), and the
+// running CRC over its 16 header bytes, *running = crc32c_extend(*running,
+// header, 16), at once: the two chains side by side (a walk needs both per
+// frame).
+uint32_t crc32c_frame(const uint8_t header[16], const void* payload, size_t n, uint32_t* running);
 // crc32c_extend over `count` pieces of `len` bytes each, in order, in one
 // call (a batch's frame headers).
 uint32_t crc32c_extend_each(uint32_t crc, const uint8_t* const* pieces, size_t count, size_t len);
