@@ -180,6 +180,7 @@ Result<bool> ScannerImpl::next() {
         r_ = seg_->range();
         continue;
       }
+      log_->settle_tail();  // a walk in the background sets damage() at its end
       if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_)) return log_->damage();
       if (v->empty()) return false;
       seg_.reset();
