@@ -109,9 +109,12 @@ Stop Walker::fail(Stop s, std::string expected, std::string found) {
 }
 
 Stop Walker::step() {
-  f_ = FrameInfo{};
   f_.offset = st_.offset;
+  f_.seq = 0;
+  f_.payload = nullptr;
+  f_.computed_crc = 0;
   if (!w_->ensure(st_.offset, kFrameHeaderSize)) {
+    f_.h = FrameHeader{};  // no header read (every other path decodes one below)
     if (!w_->error().is_ok()) return fail(Stop::io_error, {}, w_->error().message());
     return fail(Stop::truncated_header, "16 header bytes",
                 std::to_string(w_->limit() > st_.offset ? w_->limit() - st_.offset : 0) +

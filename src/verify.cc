@@ -30,10 +30,6 @@ const char* classification_name(Classification c) {
   return "?";
 }
 
-size_t hist_bucket(uint64_t v) {
-  return std::min<size_t>(size_t(std::bit_width(v)), kHistBuckets - 1);  // bits needed for v
-}
-
 bool VerifyReport::has(Classification c) const {
   for (const auto& p : problems)
     if (p.classification == c) return true;

@@ -4,7 +4,9 @@
 // in lost+found/.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -71,7 +73,9 @@ struct SegmentReport {
 // log2 buckets: bucket 0 counts 0, bucket k (k >= 1) counts [2^(k-1), 2^k).
 inline constexpr size_t kHistBuckets = 34;
 using Histogram = std::array<uint64_t, kHistBuckets>;
-size_t hist_bucket(uint64_t v);
+inline size_t hist_bucket(uint64_t v) {
+  return std::min<size_t>(size_t(std::bit_width(v)), kHistBuckets - 1);  // bits needed for v
+}
 
 struct VerifyReport {
   std::string path;
