@@ -131,6 +131,12 @@ __attribute__((target("sse4.2"))) uint32_t sse42_each(uint32_t crc, const uint8_
   return crc;
 }
 
+// Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
+__attribute__((target("sse4.2"))) uint32_t sse42_two(uint32_t crc, const void* a, size_t na,
+                                                     const void* b, size_t nb) {
+  return sse42(sse42(crc, a, na), b, nb);
+}
+
 // crc32c_frame: the running chain's two steps beside the frame's chain.
 __attribute__((target("sse4.2"))) uint32_t sse42_frame(const uint8_t* h, const void* payload,
                                                        size_t n, uint32_t* running) {
@@ -140,13 +146,7 @@ __attribute__((target("sse4.2"))) uint32_t sse42_frame(const uint8_t* h, const v
   uint64_t r = _mm_crc32_u64(~*running, w0);
   r = _mm_crc32_u64(r, w1);
   *running = ~static_cast<uint32_t>(r);
-  return sse42(sse42(0, h, 12), payload, n);
-}
-
-// Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
-__attribute__((target("sse4.2"))) uint32_t sse42_two(uint32_t crc, const void* a, size_t na,
-                                                     const void* b, size_t nb) {
-  return sse42(sse42(crc, a, na), b, nb);
+  return sse42_two(0, h, 12, payload, n);
 }
 }  // namespace
 #else
@@ -164,7 +164,7 @@ uint32_t sse42_two(uint32_t crc, const void* a, size_t na, const void* b, size_t
 }
 uint32_t sse42_frame(const uint8_t* h, const void* payload, size_t n, uint32_t* running) {
   *running = portable(*running, h, 16);
-  return portable(portable(0, h, 12), payload, n);
+  return sse42_two(0, h, 12, payload, n);
 }
 }  // namespace
 bool have_sse42() { return false; }

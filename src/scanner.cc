@@ -60,9 +60,10 @@ class ScannerImpl {
 
   Result<bool> next();
   bool next_in_window();
-  // As many calls of next_in_window() as out can take, in one loop: the
-  // segment's cut count and the bounds checked once, no call per frame.
-  // The caller checks for a recycle or cut after it (next_batch).
+  // The window's frames from off_ that pass next()'s checks, as many as out
+  // can take, in one loop (the cut count and the bounds checked once); the
+  // last becomes the current record. The caller checks for a recycle or cut
+  // after it (next_in_window, next_batch).
   size_t take_window(RecordView* out, size_t max);
   void accept(const uint8_t* p, const format::FrameHeader& h);
   Result<size_t> next_batch(std::span<RecordView> out);
@@ -98,21 +99,15 @@ void ScannerImpl::accept(const uint8_t* p, const FrameHeader& h) {
 // recycled, and the frame passes next()'s checks. false when anything else
 // holds (next() then does the full work, and reports what it finds).
 bool ScannerImpl::next_in_window() {
-  if (!seg_ || (to_ && pos_ > *to_) || seg_->cuts() != cuts_seen_) return false;
-  while (off_ < r_.end && pos_ < r_.next && win_->holds(off_, kFrameHeaderSize)) {
-    const uint8_t* p = win_->at(off_);
-    FrameHeader h = decode_frame_header(p);
-    if (h.is_checkpoint()) {
-      off_ += kFrameHeaderSize;
-      continue;
-    }
-    if (!data_frame_ok(h, seg_->generation(), off_, r_.end) ||
-        !win_->holds(off_, kFrameHeaderSize + h.word) ||
-        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc || seg_->reaped())
-      return false;
-    accept(p, h);
-    return true;
-  }
+  const uint64_t seq = cur_seq_, at = cur_off_;
+  RecordView r;
+  if (take_window(&r, 1) == 0) return false;
+  if (!seg_->reaped()) return true;
+  // A recycle began while we read: back to that frame, for next() to report.
+  pos_ = r.sequence;
+  off_ = cur_off_;
+  cur_seq_ = seq;
+  cur_off_ = at;
   return false;
 }
 
