@@ -311,6 +311,7 @@ class CountingFs final : public alog::Fs {
     return in_.lock(p);
   }
   bool is_locked(const std::string& p) override { return in_.is_locked(p); }
+  bool is_locked_slow() const override { return in_.is_locked_slow(); }
   alog::Result<alog::FileStat> stat(const std::string& p) override { return in_.stat(p); }
 
  private:

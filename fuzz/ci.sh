@@ -31,17 +31,18 @@ wait $p2 || status=1
 run frames fuzz_frames "$here/corpus/frames" -entropic=0 -seed=3 -max_total_time="${ALOG_FUZZ_FRAMES_SECONDS:-240}" || status=1
 # The model's workloads start a reaper thread per truncating log, and clang
 # 14's LeakSanitizer keeps ~4.4 KB per exited thread: RSS grows ~8 KB per
-# execution in the sanitizer's own bookkeeping (flat at ~37 MB under UBSan
-# alone). So its RSS limit is loose, a single allocation is capped instead,
+# execution in the sanitizer's own bookkeeping (37 MB to 207 MB over 20,000
+# executions; flat at ~37 MB under UBSan alone). So its RSS limit is loose, a single allocation is capped instead,
 # and the run stops at 60k executions (~550 MB) if the time bound has not
 # stopped it first.
 run model fuzz_model "$here/corpus/model" -seed=4 -max_total_time="${ALOG_FUZZ_MODEL_SECONDS:-180}" \
   -runs=60000 -rss_limit_mb=1024 -malloc_limit_mb=64 || status=1
 # The tools run verify and stats in-process, which check sealed segments on
-# a thread per core and ask about the lock on one more: the same
-# LeakSanitizer bookkeeping, ~16 KB per execution (45 MB to 215 MB over
-# 10,371 executions). The same treatment: a loose RSS limit, a single
-# allocation capped, at most 80k executions (~1.4 GB).
+# a thread per core: the same LeakSanitizer bookkeeping, ~15 KB per
+# execution (43 MB to 266 MB over 15,000 executions). The same treatment: a
+# loose RSS limit, a single allocation capped, at most 80k executions
+# (~1.3 GB). (The other targets start no thread per verify: on a MemFs the
+# lock question is answered where it is asked, Fs::is_locked_slow.)
 run tools fuzz_tools "$here/corpus/reader" -entropic=0 -seed=5 -max_total_time="${ALOG_FUZZ_TOOLS_SECONDS:-150}" \
   -runs=80000 -rss_limit_mb=2048 -malloc_limit_mb=128 || status=1
 for f in "$work"/*.log; do

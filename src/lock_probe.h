@@ -17,8 +17,9 @@ class LockProbe {
  public:
   // A probe that answers `false` without asking (the lock is the caller's own).
   LockProbe() = default;
-  // Starts asking fs whether lock_path is held (at once, on this thread, when
-  // no thread can be started).
+  // Starts asking fs whether lock_path is held, on a thread when
+  // fs.is_locked_slow(); otherwise (or when no thread can be started) it is
+  // asked on the first held().
   LockProbe(Fs& fs, std::string lock_path);
 
   // The answer; waits for it. Each copy may be asked from its own thread.

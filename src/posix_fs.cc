@@ -294,6 +294,8 @@ class PosixFs final : public Fs {
     return std::unique_ptr<FileLock>(new PosixLock(fd));
   }
 
+  bool is_locked_slow() const override { return true; }
+
   bool is_locked(const std::string& path) override {
     auto at = resolve(path);
     if (!at.is_ok()) return false;

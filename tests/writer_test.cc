@@ -82,6 +82,7 @@ class TestFs final : public Fs {
     return base().lock(path);
   }
   bool is_locked(const std::string& path) override { return base().is_locked(path); }
+  bool is_locked_slow() const override { return base().is_locked_slow(); }
   Result<FileStat> stat(const std::string& path) override { return base().stat(path); }
 
  private:

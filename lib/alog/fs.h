@@ -103,6 +103,9 @@ class Fs {
   virtual Result<std::unique_ptr<FileLock>> lock(const std::string& path) = 0;
   // Whether a lock on `path` is held by someone, without taking it (never creates the file).
   virtual bool is_locked(const std::string& path) = 0;
+  // Whether is_locked may block for long (PosixFs reads the host's whole
+  // lock table): callers then ask it beside their other work, on a thread.
+  virtual bool is_locked_slow() const { return false; }
   virtual Result<FileStat> stat(const std::string& path) = 0;
   // Bytes an unprivileged writer may still use on the file system holding
   // `dir` (statvfs's f_bavail); UINT64_MAX when the file system cannot tell.

@@ -18,6 +18,7 @@ class ForwardFs : public Fs {
   Status sync_dir(const std::string& d) override { return in_.sync_dir(d); }
   Result<std::unique_ptr<FileLock>> lock(const std::string& p) override { return in_.lock(p); }
   bool is_locked(const std::string& p) override { return in_.is_locked(p); }
+  bool is_locked_slow() const override { return in_.is_locked_slow(); }
   Result<FileStat> stat(const std::string& p) override { return in_.stat(p); }
   Result<uint64_t> available(const std::string& d) override { return in_.available(d); }
 

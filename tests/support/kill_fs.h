@@ -106,6 +106,7 @@ class KillFs final : public Fs {
     return real().lock(path);
   }
   bool is_locked(const std::string& path) override { return real().is_locked(path); }
+  bool is_locked_slow() const override { return real().is_locked_slow(); }
   Result<FileStat> stat(const std::string& path) override { return real().stat(path); }
 
  private:
