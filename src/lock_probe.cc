@@ -11,7 +11,7 @@ LockProbe::LockProbe(Fs& fs, std::string lock_path) {
     try {
       answer_ = std::async(std::launch::async, ask).share();
       return;
-    } catch (const std::system_error&) {
+    } catch (const std::system_error&) {  // no thread to be had: ask on the first held()
     }
   }
   answer_ = std::async(std::launch::deferred, ask).share();

@@ -1,9 +1,11 @@
 // LockProbe: whether a writer holds a log's LOCK, asked on a thread of its
-// own so that the caller's work runs beside it. Fs::is_locked reads
-// /proc/locks, which lists every lock of the host: on a host with many locks
-// that read blocks for milliseconds (5-40 ms measured, against a 40 ms
-// verify of a 116 MB log), while the walk it would delay needs the answer
-// only at a torn tail, and the report only at the end.
+// own when the Fs says the question may block, so that the caller's work
+// runs beside it. PosixFs's is_locked reads /proc/locks, which lists every
+// lock of the host: on a host with many locks that read blocks for
+// milliseconds (5-40 ms measured, against a 40 ms verify of a 116 MB log),
+// while the walk it would delay needs the answer only at a torn tail, and
+// the report only at the end. A quick Fs (MemFs) is asked on the first
+// held() instead: no thread per verify.
 #pragma once
 
 #include <future>
