@@ -24,11 +24,12 @@ struct WriterOptions {
   // At most this many payload bytes per batch (>= 1). A single request larger
   // than this is written in a batch of its own.
   uint64_t max_bytes = 4 * kMiB;
-  // The longest a queued request waits for others to join its batch, counted
-  // from the batch's first request. An upper bound only: this writer never
-  // waits on purpose. A batch is written as soon as the one before it is
-  // done (at once when the writer is idle), so the only wait is the previous
-  // batch's write and sync. Must not be negative.
+  // The longest the writer waits, after a batch is done, for the callers it
+  // woke to queue their next records before it writes the next batch. It
+  // waits only while fewer requests are queued than that batch had blocking
+  // callers, and never longer than a quarter of that batch's write (and
+  // sync): a lone caller is written at once. 0 writes whatever is queued at
+  // once. Must not be negative.
   std::chrono::microseconds max_delay = std::chrono::milliseconds(5);
 };
 
@@ -38,6 +39,7 @@ struct WriterStats {
   uint64_t records = 0;  // records written
   uint64_t failed = 0;   // requests that got an error from the writer thread
   uint64_t splits = 0;   // batches (or parts) split after batch_too_large
+  uint64_t queued = 0;   // now: requests queued that the writer thread has not taken yet
 };
 
 class WriterImpl;
@@ -46,7 +48,8 @@ class WriterImpl;
 //
 // Group commit: while the writer thread writes (and syncs) one batch, new
 // requests collect into the next; when the write returns, the whole next
-// batch goes out as one append. A lone request is written at once.
+// batch goes out as one append, after a short wait for the callers just
+// woken to queue again (see max_delay). A lone request is written at once.
 //
 // REQUIRES: `log` was opened for writing and outlives the Writer; the log is
 // not closed, synced or truncated directly while the writer runs (direct
