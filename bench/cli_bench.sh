@@ -38,8 +38,8 @@ t_app=$(median_s $runs "rm -rf '$log'" "'$alog_bin' append --no-sync '$log' < '$
 t_cp=$(median_s $runs "rm -f '$work/copy'" "cp '$work/input' '$work/copy'")
 rate=$(calc "%.2f" "$lines / $t_app / 1e6")
 row "CLI: alog append --no-sync, $lines × 100 B lines" "$(ms "$t_app") = $rate M rec/s" \
-  "$(ms "$t_cp") cp of the input" "$(calc "%.2f×" "$t_app / $t_cp")" "≤ 0.26 s (≥ 3.9 M rec/s)" \
-  "$(yesno "$lines / $t_app >= 3.9e6")"
+  "$(ms "$t_cp") cp of the input" "$(calc "%.2f×" "$t_app / $t_cp")" \
+  "≤ 2× (issue 14; ≤ 0.26 s)" "$(yesno "$t_app / $t_cp <= 2 && $lines / $t_app >= 3.9e6")"
 
 # verify and cat of that log, against cat of its segment files.
 rm -rf "$log"
