@@ -55,6 +55,15 @@ const char* stop_kind(Stop s);
 // A short description ("frame crc mismatch").
 const char* stop_text(Stop s);
 
+// Whether a data frame header read at off, in a file whose frames end by
+// `end`, passes the checks Walker::step makes of a data frame before its
+// CRC (so a reader's fast path can rely on them without building errors).
+inline bool data_frame_ok(const format::FrameHeader& h, uint16_t generation, uint64_t off,
+                          uint64_t end) {
+  return h.is_data() && h.generation == generation && h.reserved == 0 && h.stride == 1 &&
+         !(h.is_lost() && h.word != 0) && off + format::kFrameHeaderSize + h.word <= end;
+}
+
 // A window over [0, limit) of a file. Refills read at least `chunk` bytes.
 class FrameWindow {
  public:

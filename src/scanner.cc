@@ -31,13 +31,6 @@ SegmentPtr find_segment(const SegmentList& v, uint64_t seq) {
   return seq >= r.first ? v[lo] : nullptr;
 }
 
-// Whether a data frame header read at off passes check_data_frame (without
-// building its error).
-bool data_frame_ok(const FrameHeader& h, uint16_t generation, uint64_t off, uint64_t end) {
-  return h.is_data() && h.generation == generation && h.reserved == 0 && h.stride == 1 &&
-         !(h.is_lost() && h.word != 0) && off + kFrameHeaderSize + h.word <= end;
-}
-
 // Checks a data frame header read at off; payload must follow in memory.
 Status check_data_frame(const Segment& seg, const uint8_t* p, uint64_t off, uint64_t seq,
                         uint64_t end) {

@@ -1,6 +1,8 @@
 // Segment: committed range, slots and the lazily built sparse index.
 #include "segment.h"
 
+#include "alog/crc32c.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -176,6 +178,54 @@ Result<IndexEntry> Segment::entry_for(uint64_t seq, uint64_t* gap_end) const {
   return *prev;
 }
 
+namespace {
+
+// The common case of locate: every frame from the entry to seq's is a data
+// frame in the window that passes Walker::step's checks. Walks their
+// headers in place, with the running CRC over them taken a run of headers
+// at a time; false when anything else comes (the Walker then walks from the
+// entry again and reports it).
+bool locate_in_window(const FrameWindow& w, uint16_t gen, const IndexEntry& e, uint64_t seq,
+                      Located* out) {
+  constexpr size_t kRun = 64;
+  const uint8_t* run[kRun];
+  size_t n = 0;
+  WalkState st{e.offset, e.seq, e.crc, e.pending, false};
+  const uint64_t wend = w.end(), limit = w.limit();
+  uint64_t walked = 0;
+  while (true) {
+    if (st.offset >= limit || st.offset + kFrameHeaderSize > wend) return false;
+    const uint8_t* p = w.at(st.offset);
+    FrameHeader h = decode_frame_header(p);
+    if (!data_frame_ok(h, gen, st.offset, limit)) return false;
+    walked++;
+    if (st.seq == seq) {
+      st.crc = crc32c_extend_each(st.crc, run, n, kFrameHeaderSize);
+      out->offset = st.offset;
+      out->length = h.word;
+      out->batch_end = h.is_batch_end();
+      out->before = st;
+      out->after = WalkState{st.offset + kFrameHeaderSize + h.word, st.seq + 1,
+                             crc32c_extend(st.crc, p, kFrameHeaderSize),
+                             static_cast<uint16_t>(st.pending + 1), !h.is_batch_end()};
+      out->entry = e;
+      out->headers_walked = walked;
+      return true;
+    }
+    run[n++] = p;
+    if (n == kRun) {
+      st.crc = crc32c_extend_each(st.crc, run, n, kFrameHeaderSize);
+      n = 0;
+    }
+    st.seq++;
+    st.pending = static_cast<uint16_t>(st.pending + 1);
+    st.offset += kFrameHeaderSize + h.word;
+    st.open_batch = !h.is_batch_end();
+  }
+}
+
+}  // namespace
+
 Result<Located> Segment::locate(uint64_t seq, std::string* frame) const {
   uint64_t gap_end = 0;
   ALOG_ASSIGN(IndexEntry e, entry_for(seq, &gap_end));
@@ -183,6 +233,14 @@ Result<Located> Segment::locate(uint64_t seq, std::string* frame) const {
   // Read the gap to the next checkpoint with one pread.
   uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(gap_end - e.offset, 4096), 1 << 20);
   FrameWindow w(file_.get(), end, chunk);
+  Located fast;
+  if (w.ensure(e.offset, kFrameHeaderSize) && locate_in_window(w, header_.generation, e, seq, &fast)) {
+    // The gap read usually holds the payload too: spare the caller a pread.
+    const uint64_t n = kFrameHeaderSize + fast.length;
+    if (frame && w.holds(fast.offset, n))
+      frame->assign(reinterpret_cast<const char*>(w.at(fast.offset)), n);
+    return fast;
+  }
   Walker walk(&w, header_.generation, WalkState{e.offset, e.seq, e.crc, e.pending, false},
               /*read_payloads=*/false);
   uint64_t walked = 0;
