@@ -84,7 +84,7 @@ class WriterImpl {
   void wake_locked();
   static Result<uint64_t> result_of(const Request& r);
   // Blocks until the writer thread is done with b (its results are set).
-  static void wait_done(Batch& b);
+  static void wait_done(const Batch& b);
   static void finish_async(Request* r);
 
   void run();
@@ -109,7 +109,7 @@ class WriterImpl {
   std::thread::id writer_id_;
   std::deque<std::shared_ptr<Batch>> queue_;  // front: next to write; back: open
   bool idle_ = false;                         // the writer thread waits on work_cv_
-  bool gathering_ = false;                    // ... for gathered_locked()
+  bool gathering_ = false;                    // it waits on work_cv_ in gather()
   size_t gather_target_ = 0;                  // producers the last batch woke
   std::condition_variable work_cv_;
   WriterStats stats_;
@@ -338,7 +338,7 @@ Status WriterImpl::run_exclusive(std::function<Status(LogImpl&)> op) {
   return b->op_status;
 }
 
-void WriterImpl::wait_done(Batch& b) {
+void WriterImpl::wait_done(const Batch& b) {
   while (b.done.load(std::memory_order_acquire) == 0) b.done.wait(0, std::memory_order_acquire);
 }
 
