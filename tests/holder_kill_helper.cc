@@ -72,16 +72,16 @@ int serve(Log& log, const std::string& op, const cli::Json& args, const cli::Glo
     say("BR" + before(log));
     end = "ER";
   }
-  g_kill.inside = true;
+  g_kill.enter();
   int rc = 1;
   try {
     rc = cli::serve_request(log, op, args, g);
   } catch (...) {
-    g_kill.inside = false;
+    g_kill.leave();
     if (!end.empty()) say(end + state(log, false));
     throw;
   }
-  g_kill.inside = false;
+  g_kill.leave();
   if (!end.empty()) say(end + state(log, rc == 0));
   return rc;
 }

@@ -101,16 +101,16 @@ int main(int argc, char** argv) {
     } else if (k < 85) {
       uint64_t seq = first + rng() % (next - first + 1);
       say("BTB " + std::to_string(seq));
-      g_kill.inside = true;
+      g_kill.enter();
       bool ok = log.truncate_before(seq).is_ok();
-      g_kill.inside = false;
+      g_kill.leave();
       say("ETB" + state(log, ok));
     } else {
       uint64_t seq = first + rng() % (next - first);
       say("BTA " + std::to_string(seq));
-      g_kill.inside = true;
+      g_kill.enter();
       bool ok = log.truncate_after(seq).is_ok();
-      g_kill.inside = false;
+      g_kill.leave();
       say("ETA" + state(log, ok));
     }
   }

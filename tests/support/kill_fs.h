@@ -2,8 +2,9 @@
 // tests/holder_kill_helper.cc): the real one, with a SIGKILL at the N-th call
 // of one kind of operation (write, sync, truncate, rename, unlink,
 // sync_dir), for a write optionally after half of its bytes. With `only_inside`
-// the calls are counted only while `inside` is set (within a truncation, or a
-// request served by a holder), so that the kill lands in the middle of it.
+// the calls are counted only between enter() and leave() (within a
+// truncation, or a request served by a holder), so that the kill lands in
+// the middle of it.
 #pragma once
 
 #include <signal.h>
@@ -12,8 +13,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,37 @@
 namespace alog::test {
 
 // op, nth, mid_write and only_inside are set before any thread starts;
-// inside and seen change while the log's reaper thread may unlink too.
+// inside and seen change under mu while the log's reaper thread may unlink
+// too.
 struct KillPlan {
   std::string op;  // write, sync, truncate, rename, unlink, sync_dir
   uint64_t nth = 0;
   bool mid_write = false;
   bool only_inside = false;
-  std::atomic<bool> inside{false};
-  std::atomic<uint64_t> seen{0};
+
+  // Whether this call is the one to die at. When it is, mu stays locked
+  // until the caller has killed the process, so leave() cannot end the
+  // region (and the helper report its end) between the count and the kill:
+  // a call counted inside dies inside, even on another thread.
   bool hit(const char* what) {
-    if (only_inside && !inside.load()) return false;
-    return nth && op == what && seen.fetch_add(1) + 1 == nth;
+    mu.lock();
+    const bool h = (!only_inside || inside) && nth && op == what && ++seen == nth;
+    if (!h) mu.unlock();
+    return h;
   }
+  void enter() {
+    std::lock_guard<std::mutex> g(mu);
+    inside = true;
+  }
+  void leave() {
+    std::lock_guard<std::mutex> g(mu);
+    inside = false;
+  }
+
+ private:
+  std::mutex mu;
+  bool inside = false;
+  uint64_t seen = 0;
 };
 // The one plan of the process (a helper is single-purpose).
 inline KillPlan g_kill;
