@@ -11,66 +11,119 @@ namespace alog::cli {
 
 Appender::Appender(const Global& g, Log& log, AppendResult& r, size_t batch, uint64_t flush_ms,
                    uint64_t sync_ms, bool periodic_sync, const StoredRetention& ret)
-    : log_(log), r_(r), ret_(ret), batch_(batch), flush_ms_(flush_ms), sync_ms_(sync_ms),
-      periodic_sync_(periodic_sync), progress_(g, "append", /*delayed=*/true) {}
+    : log_(log),
+      r_(r),
+      ret_(ret),
+      batch_(batch),
+      flush_ms_(flush_ms),
+      sync_ms_(sync_ms),
+      periodic_sync_(periodic_sync),
+      // --sync-each syncs every batch before the next: one batch per write.
+      group_(!log.options().sync_on_append),
+      progress_(g, "append", /*delayed=*/true) {}
 
 void Appender::add(std::string_view rec, const InputReader& in) {
   const Options& opt = log_.options();
+  const uint64_t framed = format::kFrameHeaderSize + rec.size();
   // A batch ends before a record that would not let it fit an empty segment.
-  uint64_t grown = pending_size_ + format::kFrameHeaderSize + rec.size();
-  if (!ends_.empty() && format::kHeaderSize + grown + 2 * format::kFrameHeaderSize > opt.max_segment_size)
-    flush();
-  if (ends_.empty()) {
-    flush_due_ = now_ms() + flush_ms_;
-    resume_ = {in.name(), in.record_number(), in.record_offset()};
-  }
-  pending_size_ += format::kFrameHeaderSize + rec.size();
+  if (ends_.size() > open_first() &&
+      format::kHeaderSize + open_size_ + framed + 2 * format::kFrameHeaderSize >
+          opt.max_segment_size)
+    close_batch();
+  if (ends_.size() == open_first())
+    starts_.push_back({in.name(), in.record_number(), in.record_offset(), now_ms() + flush_ms_});
+  open_size_ += framed;
   arena_.append(rec);
   ends_.push_back(arena_.size());
-  if (ends_.size() >= batch_) flush();
+  if (ends_.size() - open_first() >= batch_) close_batch();
+}
+
+void Appender::close_batch() {
+  closed_.push_back(ends_.size());
+  closed_size_ += open_size_;
+  open_size_ = 0;
+  if (!group_ || closed_size_ >= kGroupBytes) write_closed(closed_.size());
 }
 
 void Appender::flush() {
-  if (ends_.empty()) return;
+  if (ends_.size() > open_first()) {
+    closed_.push_back(ends_.size());
+    closed_size_ += open_size_;
+    open_size_ = 0;
+  }
+  write_closed(closed_.size());
+}
+
+void Appender::write_closed(size_t n) {
+  if (n == 0) return;
   views_.clear();
-  for (size_t i = 0, from = 0; i < ends_.size(); from = ends_[i++])
+  for (size_t i = 0, from = 0; i < closed_[n - 1]; from = ends_[i++])
     views_.push_back(std::string_view(arena_).substr(from, ends_[i] - from));
-  // Retention runs after each roll (--segment-age's, or a full segment's).
-  std::optional<uint64_t> active;
-  if (ret_.any()) active = roll_if_old(log_, ret_) ? UINT64_MAX : log_.segments().back().start_sequence;
-  auto res = log_.append(views_);
-  if (!res) fail(res.status(), log_.dir());
-  if (active && (*active == UINT64_MAX || log_.segments().back().start_sequence != *active))
-    r_.retention_removed += apply_retention(log_, ret_);
-  uint64_t last = *res;
-  if (!r_.first_seq) r_.first_seq = last + 1 - ends_.size();
-  r_.last_seq = last;
-  r_.records += ends_.size();
-  r_.batches++;
-  r_.bytes += arena_.size();
-  arena_.clear();
-  ends_.clear();
-  pending_size_ = 0;
+  spans_.clear();
+  for (size_t b = 0, first = 0; b < n; first = closed_[b++])
+    spans_.push_back(std::span<const std::string_view>(views_).subspan(first, closed_[b] - first));
+  size_t done = 0;
+  while (done < n) {
+    // Retention runs after each roll (--segment-age's, or a full segment's),
+    // and each call rolls at most once, before its first batch.
+    std::optional<uint64_t> active;
+    if (ret_.any())
+      active = roll_if_old(log_, ret_) ? UINT64_MAX : log_.segments().back().start_sequence;
+    const uint64_t next = log_.next_sequence();
+    auto res = log_.append_batches(std::span(spans_).subspan(done, n - done));
+    if (!res || *res == 0) {
+      drop(done);
+      fail(res ? Status(Errc::io, "no batch appended") : res.status(), log_.dir());
+    }
+    if (active && (*active == UINT64_MAX || log_.segments().back().start_sequence != *active))
+      r_.retention_removed += apply_retention(log_, ret_);
+    if (!r_.first_seq) r_.first_seq = next;
+    r_.last_seq = log_.next_sequence() - 1;
+    for (size_t b = done; b < done + *res; b++) {
+      r_.records += spans_[b].size();
+      for (std::string_view v : spans_[b]) r_.bytes += v.size();
+    }
+    r_.batches += *res;
+    done += *res;
+  }
+  drop(n);
   if (periodic_sync_ && !sync_due_) sync_due_ = now_ms() + sync_ms_;
   progress_.update(r_.records, 0);
 }
 
+void Appender::drop(size_t n) {
+  if (n == 0) return;
+  const size_t recs = closed_[n - 1];
+  const size_t bytes = ends_[recs - 1];
+  arena_.erase(0, bytes);
+  ends_.erase(ends_.begin(), ends_.begin() + ptrdiff_t(recs));
+  for (size_t& e : ends_) e -= bytes;
+  closed_.erase(closed_.begin(), closed_.begin() + ptrdiff_t(n));
+  for (size_t& c : closed_) c -= recs;
+  starts_.erase(starts_.begin(), starts_.begin() + ptrdiff_t(n));
+  closed_size_ = 0;
+  for (size_t b = 0, first = 0; b < closed_.size(); first = closed_[b++])
+    for (size_t i = first; i < closed_[b]; i++)
+      closed_size_ += format::kFrameHeaderSize + ends_[i] - (i ? ends_[i - 1] : 0);
+}
+
 int Appender::tick() {
+  write_closed(closed_.size());
   uint64_t now = now_ms();
-  if (!ends_.empty() && now >= flush_due_) flush();
+  if (!ends_.empty() && now >= starts_.front().due_ms) flush();
   if (sync_due_ && now >= *sync_due_) {
     Status st = log_.sync();
     if (!st) fail(st, log_.dir());
     sync_due_.reset();
   }
   // --segment-age while no input comes: an idle log rolls too (looked at
-  // once a second; a batch being collected rolls it in flush()).
+  // once a second; a batch being collected rolls it in write_closed()).
   if (ret_.segment_age_s && ends_.empty() && now >= age_due_) {
     if (roll_if_old(log_, ret_)) r_.retention_removed += apply_retention(log_, ret_);
     age_due_ = now + kAgeCheckMs;
   }
   std::optional<uint64_t> due;
-  if (!ends_.empty()) due = flush_due_;
+  if (!ends_.empty()) due = starts_.front().due_ms;
   if (sync_due_) due = due ? std::min(*due, *sync_due_) : *sync_due_;
   if (ret_.segment_age_s && ends_.empty()) due = due ? std::min(*due, age_due_) : age_due_;
   if (!due) return -1;
@@ -79,6 +132,15 @@ int Appender::tick() {
 
 void Appender::salvage(bool sync, Failure& f, const InputReader* in) {
   progress_.clear();
+  // Closed batches are whole: written, as they would have been at once
+  // without grouping (not after a second signal, which ends it at once).
+  // A log that failed fails them again, and the first error is reported.
+  if (f.code != "interrupted") {
+    try {
+      write_closed(closed_.size());
+    } catch (const Failure&) {
+    }
+  }
   bool durable = !r_.records;
   if (sync && r_.records) durable = log_.sync().is_ok();
   std::string tail = r_.last_seq ? fmt::format(" (appended up to sequence {})", *r_.last_seq)
@@ -87,10 +149,10 @@ void Appender::salvage(bool sync, Failure& f, const InputReader* in) {
   detail["last_appended_seq"] = opt_json(r_.last_seq);
   detail["last_durable_seq"] = durable ? opt_json(r_.last_seq) : Json(nullptr);
   Json resume = Json::object();
-  if (!ends_.empty()) {
-    resume["file"] = resume_.file;
-    resume["record"] = resume_.record;
-    resume["offset"] = resume_.offset;
+  if (!starts_.empty()) {
+    resume["file"] = starts_.front().file;
+    resume["record"] = starts_.front().record;
+    resume["offset"] = starts_.front().offset;
   } else if (in) {
     resume["file"] = in->name();
     resume["record"] = in->record_number() + 1;

@@ -1,11 +1,14 @@
-// The batching side of alog append: records collected into batches and
-// written when a batch is full, when its first record has waited the flush
-// interval, or before a roll would split it; syncs within the sync
-// interval; retention after each roll.
+// The batching side of alog append: records collected into batches, a
+// batch closed when it is full or before a record that would not let it fit
+// an empty segment; closed batches written together (Log::append_batches)
+// when they reach kGroupBytes or the input has to be read again, and every
+// batch once its first record has waited the flush interval; syncs within
+// the sync interval; retention after each roll.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +25,8 @@ struct AppendResult {
   std::optional<uint64_t> first_seq, last_seq;
   uint64_t records = 0, batches = 0, bytes = 0, next_seq = 0;
   bool synced = false;
-  bool retention = false;        // policies apply (given or stored)
-  uint64_t retention_removed = 0;  // records they removed during this run
+  bool retention = false;            // policies apply (given or stored)
+  uint64_t retention_removed = 0;    // records they removed during this run
   std::optional<TailCut> recovered;  // what the open cut at the tail
   std::vector<OpenRepair> repairs;   // what the open removed and renamed
 };
@@ -38,38 +41,59 @@ class Appender {
   // Adds (a copy of) a record read from `in` (where the input resumes if it
   // is lost).
   void add(std::string_view rec, const InputReader& in);
-  // Writes the batch being collected, if any.
+  // Writes every batch, the one being collected too.
   void flush();
-  // Writes and syncs what is due; returns how long the caller may wait for
+  // Before the input is read again: writes the closed batches and what is
+  // due, and syncs what is due; returns how long the caller may wait for
   // input before the next thing falls due (-1: nothing is pending).
   int tick();
-  // Before an error ends the command: make what was appended durable (unless
-  // sync is false), and say in the error how far it got and where the input
-  // resumes (the first record not appended).
+  // Before an error ends the command: write the closed batches (unless it
+  // was a second signal), make what was appended durable (unless sync is
+  // false), and say in the error how far it got and where the input resumes
+  // (the first record not appended).
   void salvage(bool sync, Failure& f, const InputReader* in);
 
  private:
-  struct Position {
+  // Where a batch starts in the input (where the input resumes if it is
+  // lost), and when its first record must be written.
+  struct BatchStart {
     std::string file;
     uint64_t record = 0, offset = 0;  // record: 1-based number in its input
+    uint64_t due_ms = 0;
   };
   static constexpr uint64_t kAgeCheckMs = 1000;  // --segment-age while idle
+  // Closed batches are written once their frames reach this many bytes
+  // (the kernel's cost per write(2) is several microseconds: bench/README).
+  static constexpr uint64_t kGroupBytes = 256 * 1024;
+  size_t open_first() const { return closed_.empty() ? 0 : closed_.back(); }
+  void close_batch();
+  // Writes the first n closed batches, in as few calls as rolls allow.
+  void write_closed(size_t n);
+  // Forgets the first n closed batches (written).
+  void drop(size_t n);
+
   Log& log_;
   AppendResult& r_;
   const StoredRetention& ret_;
   size_t batch_;
   uint64_t flush_ms_, sync_ms_;
-  bool periodic_sync_;
-  // The batch being collected: its payloads one after another in arena_,
-  // each ending at ends_[i] (no allocation per record).
+  bool periodic_sync_, group_;
+  // The records not yet written: their payloads one after another in arena_,
+  // record i ending at ends_[i] (no allocation per record). The closed
+  // batches end at records closed_[0] < closed_[1] < ...; the records after
+  // the last one are the open batch. starts_[b]: where batch b (closed, then
+  // the open one) starts in the input.
   std::string arena_;
   std::vector<size_t> ends_;
-  std::vector<std::string_view> views_;  // flush()'s, kept for its capacity
-  uint64_t pending_size_ = 0;  // framed size
-  uint64_t flush_due_ = 0;
+  std::vector<size_t> closed_;
+  std::vector<BatchStart> starts_;
+  // write_closed's, kept for their capacity.
+  std::vector<std::string_view> views_;
+  std::vector<std::span<const std::string_view>> spans_;
+  uint64_t open_size_ = 0;    // the open batch's framed size
+  uint64_t closed_size_ = 0;  // the closed batches' framed size
   uint64_t age_due_ = 0;
   std::optional<uint64_t> sync_due_;
-  Position resume_;
   Progress progress_;
 };
 

@@ -83,6 +83,20 @@ Result<uint64_t> Log::append_multipart_batch(
   return impl_->append_batch(recs.data(), recs.size());
 }
 
+Result<size_t> Log::append_batches(std::span<const std::span<const std::string_view>> batches) {
+  if (impl_->writer_attached()) return busy(impl_->dir());
+  size_t records = 0;
+  for (auto b : batches) records += b.size();
+  std::vector<RecordRef> recs(records);
+  std::vector<BatchRef> refs(batches.size());
+  RecordRef* r = recs.data();
+  for (size_t i = 0; i < batches.size(); i++) {
+    refs[i] = {r, batches[i].size()};
+    for (const std::string_view& p : batches[i]) *r++ = {&p, 1, p.size()};
+  }
+  return impl_->append_batches(refs.data(), refs.size());
+}
+
 Status Log::sync() {
   if (impl_->writer_attached()) return busy(impl_->dir());
   return impl_->sync();

@@ -27,6 +27,12 @@ struct RecordRef {
   uint64_t length;
 };
 
+// One batch of an append: n records.
+struct BatchRef {
+  const RecordRef* recs;
+  size_t n;
+};
+
 // Unlinks *.seg.del files off the append path, in a thread of its own.
 class Reaper {
  public:
@@ -56,8 +62,10 @@ class LogImpl {
   Status load();
   Status close(bool sync = true);
 
-  // Writing (append.cc).
+  // Writing (batch_write.cc): one batch, and several written together (see
+  // Log::append_batches); the sync and the roll in append.cc.
   Result<uint64_t> append_batch(const detail::RecordRef* recs, size_t n);
+  Result<size_t> append_batches(const detail::BatchRef* batches, size_t count);
   Status sync();
   // Log::roll (append.cc).
   Status roll_now();
@@ -134,8 +142,26 @@ class LogImpl {
                          uint64_t file_length, detail::SegmentPtr* out);
   Status recycle_oldest(uint64_t start, detail::SegmentPtr* out);
   Status roll(uint64_t start);
-  Status write_batch(const detail::SegmentPtr& seg, const detail::RecordRef* recs, size_t n,
-                     bool cp_first, bool cp_after);
+  // A batch's framed size (headers and payloads) and the part of it copied
+  // into the scratch buffer; or why it cannot be appended at all.
+  struct BatchSize {
+    uint64_t framed = 0, copied = 0;
+  };
+  Result<BatchSize> check_batch(const detail::BatchRef& b, uint64_t first_seq) const;
+  // Where the next frame goes in scratch_, and where the run of scratch_
+  // not yet in iov_ starts.
+  struct FrameCursor {
+    uint8_t* p;
+    uint8_t* run;
+    void end_run(std::vector<struct iovec>& iov);
+  };
+  // Frames a batch at walk state st (advanced past it) into scratch_ and iov_.
+  void frame_batch(uint16_t gen, const detail::BatchRef& b, bool cp_first, bool cp_after,
+                   detail::WalkState& st, FrameCursor& cur);
+  // Adds the EOF at st and writes the frames over the EOF at old: tail_
+  // becomes st, or the segment is rolled back to old.
+  Status write_frames(const detail::SegmentPtr& seg, const detail::WalkState& old,
+                      const detail::WalkState& st, FrameCursor& cur);
   // disk_size() for the writer's budget check, without walking every
   // segment of the chain v on each append.
   uint64_t budget_size(const std::shared_ptr<const detail::SegmentList>& v);
@@ -165,6 +191,7 @@ class LogImpl {
   // write_batch's scratch, kept for its capacity: the frames' headers, and
   // those whose CRC it takes three at a time.
   std::vector<uint8_t*> headers_, deferred_;
+  std::vector<BatchSize> sizes_;  // append_batches': each batch's, kept for its capacity
   // The active segment's winning slot was written by this process (not only
   // read at open: after a failed fsync in an earlier process, what reads back
   // may never reach the disk; FORMAT.md "A failed fsync is final").

@@ -1,0 +1,84 @@
+// `alog append` writes the batches it has collected together
+// (Log::append_batches) and still keeps --batch records per batch, writes
+// every whole batch before an input error ends it, and on a log error says
+// exactly which batches were appended and where the input resumes.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_child.h"
+#include "cli_util.h"
+#include "control_socket.h"
+
+using namespace alog;
+using namespace alog::test;
+using namespace alog::test::cli;
+using nlohmann::json;
+
+namespace {
+
+std::string numbered_lines(int n, size_t width) {
+  std::string s;
+  for (int i = 0; i < n; i++) {
+    std::string line = std::to_string(i);
+    line.resize(width, '.');
+    s += line;
+    s += '\n';
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("append of many lines at once keeps --batch records per batch and every line in order") {
+  TempDir t;
+  std::string d = t / "log";
+  const std::string input = numbered_lines(10000, 60);
+  RunResult r = run_alog("append --batch 7 " + shq(d), input);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "9999\n");
+  json s = json::parse(run_alog("--json stats " + shq(d)).out);
+  CHECK(s["totals"]["batches"] == (10000 + 6) / 7);
+  CHECK(s["totals"]["records"] == 10000);
+  CHECK(run_alog("cat " + shq(d)).out == input);
+  CHECK(run_alog("verify " + shq(d)).exit_code == 0);
+}
+
+TEST_CASE("append writes the whole batches read before an input error and not the open one") {
+  TempDir t;
+  std::string d = t / "log";
+  // Five lines, then a line longer than max_payload_size: batches {a b} and
+  // {c d} are whole, {e} is still open when the input fails.
+  RunResult r = run_alog("--json append --batch 2 --max-payload-size 1KiB " + shq(d),
+                         "a\nb\nc\nd\ne\n" + std::string(2000, 'z'));
+  CHECK(r.exit_code == 8);
+  json j = json::parse(r.out);
+  CHECK(j["error"]["code"] == "payload_too_large");
+  CHECK(j["error"]["last_appended_seq"] == 3);
+  CHECK(j["error"]["last_durable_seq"] == 3);
+  CHECK(j["error"]["resume"] == json{{"file", "stdin"}, {"record", 5}, {"offset", 8}});
+  CHECK(visible_next(d) == 4);
+  CHECK(run_alog("cat " + shq(d)).out == "a\nb\nc\nd\n");
+}
+
+TEST_CASE(
+    "append over the disk budget in the middle of a write appends the batches that fit and resumes "
+    "at the first that did not") {
+  TempDir t;
+  std::string d = t / "log";
+  // An empty segment is 208 bytes and each 100-byte line a 116-byte frame:
+  // a budget of 208 + 10 * 116 bytes holds ten one-record batches.
+  const std::string input = numbered_lines(20, 100);
+  RunResult r = run_alog(
+      "--json append --batch 1 --max-disk-size " + std::to_string(208 + 10 * 116) + " " + shq(d),
+      input);
+  CHECK(r.exit_code == 8);
+  json j = json::parse(r.out);
+  CHECK(j["error"]["code"] == "disk_full");
+  CHECK(j["error"]["last_appended_seq"] == 9);
+  CHECK(j["error"]["last_durable_seq"] == 9);
+  CHECK(j["error"]["resume"] == json{{"file", "stdin"}, {"record", 11}, {"offset", 10 * 101}});
+  CHECK(run_alog("cat " + shq(d)).out == input.substr(0, 10 * 101));
+  CHECK(run_alog("verify " + shq(d)).exit_code == 0);
+}
