@@ -228,18 +228,19 @@ int run_append(const AppendOptions& o, const Global& g) {
   const uint64_t max_line =
       o.ndjson ? std::min<uint64_t>(max_payload, UINT64_MAX / 8) * 6 + 4096 : max_payload;
   auto feed = [&](std::string_view rec) {
-    if (!o.ndjson) return app.add(rec, *in);
+    if (!o.ndjson) return app.add(rec, *in);  // in's buffer holds it until tick()
     auto pl = ndjson_payload(rec, enc, in->name(), in->record_number(), in->record_offset());
     if (!pl) return;
     if (pl->size() > max_payload)
       fail("payload_too_large", in->name(), in->record_offset(),
            fmt::format("line {}: record of {} bytes is larger than max_payload_size {}",
                        in->record_number(), pl->size(), max_payload));
-    app.add(*pl, *in);
+    app.add_owned(std::move(*pl), *in);
   };
   try {
     std::string_view rec;
     for (size_t i = 0; i < files.size() && !stopped; i++) {
+      if (in) app.input_moves();  // the open batch goes on in the next file
       in.emplace(files[i] == "-" ? "stdin" : files[i], fds[i], split, max_line);
       while (true) {
         // tick() (flush and sync by time, maintenance requests) runs each

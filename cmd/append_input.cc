@@ -14,7 +14,7 @@
 namespace alog::cli {
 
 namespace {
-constexpr size_t kBlock = 256 * 1024;
+constexpr size_t kBlock = 512 * 1024;
 }
 
 InputReader::InputReader(std::string name, int fd, Split split, uint64_t max_payload)

@@ -23,8 +23,9 @@ class InputReader {
   // nothing yet: no complete record arrived within timeout_ms() (negative:
   // no limit) or a signal arrived. timeout_ms is asked only when the
   // buffer holds no complete record, just before waiting for input. *out
-  // points into the reader's buffer and stays valid until the next call
-  // of next() or next_buffered(). Each byte is scanned once, so the cost
+  // points into the reader's buffer and stays valid until the reader reads
+  // again (right after it asks timeout_ms) or is destroyed: records can be
+  // kept without a copy until then. Each byte is scanned once, so the cost
   // is linear in the input. Throws the Failures bad_input,
   // payload_too_large and io, located at the record's input offset.
   template <class Timeout>

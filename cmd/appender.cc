@@ -26,39 +26,58 @@ void Appender::add(std::string_view rec, const InputReader& in) {
   const Options& opt = log_.options();
   const uint64_t framed = format::kFrameHeaderSize + rec.size();
   // A batch ends before a record that would not let it fit an empty segment.
-  if (ends_.size() > open_first() &&
+  if (views_.size() > open_first() &&
       format::kHeaderSize + open_size_ + framed + 2 * format::kFrameHeaderSize >
           opt.max_segment_size)
     close_batch();
-  if (ends_.size() == open_first())
+  if (views_.size() == open_first())
     starts_.push_back({in.name(), in.record_number(), in.record_offset(), now_ms() + flush_ms_});
   open_size_ += framed;
-  arena_.append(rec);
-  ends_.push_back(arena_.size());
-  if (ends_.size() - open_first() >= batch_) close_batch();
+  views_.push_back(rec);
+  if (views_.size() - open_first() >= batch_) close_batch();
+}
+
+void Appender::add_owned(std::string rec, const InputReader& in) {
+  copies_.push_back(std::move(rec));
+  add(copies_.back(), in);
+}
+
+void Appender::input_moves() {
+  write_closed();
+  uint64_t bytes = 0;
+  for (std::string_view v : views_) bytes += v.size();
+  // A vector, not a string: a short string keeps its bytes inside the
+  // object, and they would move with it.
+  std::vector<char> fresh;
+  fresh.reserve(bytes);
+  for (std::string_view& v : views_) {
+    const size_t at = fresh.size();
+    fresh.insert(fresh.end(), v.begin(), v.end());
+    v = std::string_view(fresh.data() + at, v.size());  // reserved: the bytes do not move
+  }
+  owned_.swap(fresh);
+  copies_.clear();
 }
 
 void Appender::close_batch() {
-  closed_.push_back(ends_.size());
+  closed_.push_back(views_.size());
   closed_size_ += open_size_;
   open_size_ = 0;
-  if (!group_ || closed_size_ >= kGroupBytes) write_closed(closed_.size());
+  if (!group_ || closed_size_ >= kGroupBytes) write_closed();
 }
 
 void Appender::flush() {
-  if (ends_.size() > open_first()) {
-    closed_.push_back(ends_.size());
+  if (views_.size() > open_first()) {
+    closed_.push_back(views_.size());
     closed_size_ += open_size_;
     open_size_ = 0;
   }
-  write_closed(closed_.size());
+  write_closed();
 }
 
-void Appender::write_closed(size_t n) {
+void Appender::write_closed() {
+  const size_t n = closed_.size();
   if (n == 0) return;
-  views_.clear();
-  for (size_t i = 0, from = 0; i < closed_[n - 1]; from = ends_[i++])
-    views_.push_back(std::string_view(arena_).substr(from, ends_[i] - from));
   spans_.clear();
   for (size_t b = 0, first = 0; b < n; first = closed_[b++])
     spans_.push_back(std::span<const std::string_view>(views_).subspan(first, closed_[b] - first));
@@ -94,23 +113,19 @@ void Appender::write_closed(size_t n) {
 void Appender::drop(size_t n) {
   if (n == 0) return;
   const size_t recs = closed_[n - 1];
-  const size_t bytes = ends_[recs - 1];
-  arena_.erase(0, bytes);
-  ends_.erase(ends_.begin(), ends_.begin() + ptrdiff_t(recs));
-  for (size_t& e : ends_) e -= bytes;
+  views_.erase(views_.begin(), views_.begin() + ptrdiff_t(recs));
   closed_.erase(closed_.begin(), closed_.begin() + ptrdiff_t(n));
   for (size_t& c : closed_) c -= recs;
   starts_.erase(starts_.begin(), starts_.begin() + ptrdiff_t(n));
   closed_size_ = 0;
-  for (size_t b = 0, first = 0; b < closed_.size(); first = closed_[b++])
-    for (size_t i = first; i < closed_[b]; i++)
-      closed_size_ += format::kFrameHeaderSize + ends_[i] - (i ? ends_[i - 1] : 0);
+  for (size_t i = 0; i < open_first(); i++)
+    closed_size_ += format::kFrameHeaderSize + views_[i].size();
 }
 
 int Appender::tick() {
-  write_closed(closed_.size());
+  input_moves();
   uint64_t now = now_ms();
-  if (!ends_.empty() && now >= starts_.front().due_ms) flush();
+  if (!views_.empty() && now >= starts_.front().due_ms) flush();
   if (sync_due_ && now >= *sync_due_) {
     Status st = log_.sync();
     if (!st) fail(st, log_.dir());
@@ -118,14 +133,14 @@ int Appender::tick() {
   }
   // --segment-age while no input comes: an idle log rolls too (looked at
   // once a second; a batch being collected rolls it in write_closed()).
-  if (ret_.segment_age_s && ends_.empty() && now >= age_due_) {
+  if (ret_.segment_age_s && views_.empty() && now >= age_due_) {
     if (roll_if_old(log_, ret_)) r_.retention_removed += apply_retention(log_, ret_);
     age_due_ = now + kAgeCheckMs;
   }
   std::optional<uint64_t> due;
-  if (!ends_.empty()) due = starts_.front().due_ms;
+  if (!views_.empty()) due = starts_.front().due_ms;
   if (sync_due_) due = due ? std::min(*due, *sync_due_) : *sync_due_;
-  if (ret_.segment_age_s && ends_.empty()) due = due ? std::min(*due, age_due_) : age_due_;
+  if (ret_.segment_age_s && views_.empty()) due = due ? std::min(*due, age_due_) : age_due_;
   if (!due) return -1;
   return int(std::min<uint64_t>(*due > now ? *due - now : 0, 60000));
 }
@@ -137,7 +152,7 @@ void Appender::salvage(bool sync, Failure& f, const InputReader* in) {
   // A log that failed fails them again, and the first error is reported.
   if (f.code != "interrupted") {
     try {
-      write_closed(closed_.size());
+      write_closed();
     } catch (const Failure&) {
     }
   }

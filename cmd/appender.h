@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,13 +39,19 @@ class Appender {
   Appender(const Global& g, Log& log, AppendResult& r, size_t batch, uint64_t flush_ms,
            uint64_t sync_ms, bool periodic_sync, const StoredRetention& ret);
 
-  // Adds (a copy of) a record read from `in` (where the input resumes if it
-  // is lost).
+  // Adds a record read from `in` (where the input resumes if it is lost).
+  // rec must stay valid until tick() or input_moves() is called: the
+  // closed batches are written then, and the open one's records copied.
   void add(std::string_view rec, const InputReader& in);
+  // The same for a record whose bytes the Appender keeps.
+  void add_owned(std::string rec, const InputReader& in);
+  // Before the bytes of the records added change (another input, or more
+  // of it read): writes the closed batches and copies the open one's.
+  void input_moves();
   // Writes every batch, the one being collected too.
   void flush();
-  // Before the input is read again: writes the closed batches and what is
-  // due, and syncs what is due; returns how long the caller may wait for
+  // Before the input is read again: input_moves(), writes what is due, and
+  // syncs what is due; returns how long the caller may wait for
   // input before the next thing falls due (-1: nothing is pending).
   int tick();
   // Before an error ends the command: write the closed batches (unless it
@@ -64,11 +71,11 @@ class Appender {
   static constexpr uint64_t kAgeCheckMs = 1000;  // --segment-age while idle
   // Closed batches are written once their frames reach this many bytes
   // (the kernel's cost per write(2) is several microseconds: bench/README).
-  static constexpr uint64_t kGroupBytes = 256 * 1024;
+  static constexpr uint64_t kGroupBytes = 512 * 1024;
   size_t open_first() const { return closed_.empty() ? 0 : closed_.back(); }
   void close_batch();
-  // Writes the first n closed batches, in as few calls as rolls allow.
-  void write_closed(size_t n);
+  // Writes the closed batches, in as few calls as rolls allow.
+  void write_closed();
   // Forgets the first n closed batches (written).
   void drop(size_t n);
 
@@ -78,20 +85,19 @@ class Appender {
   size_t batch_;
   uint64_t flush_ms_, sync_ms_;
   bool periodic_sync_, group_;
-  // The records not yet written: their payloads one after another in arena_,
-  // record i ending at ends_[i] (no allocation per record). The closed
-  // batches end at records closed_[0] < closed_[1] < ...; the records after
-  // the last one are the open batch. starts_[b]: where batch b (closed, then
-  // the open one) starts in the input.
-  std::string arena_;
-  std::vector<size_t> ends_;
+  // The records not yet written, in order: where add() found them (the
+  // input's buffer), or in owned_ or copies_. The closed batches end at
+  // records closed_[0] < closed_[1] < ...; the records after the last one
+  // are the open batch. starts_[b]: where batch b (closed, then the open
+  // one) starts in the input.
+  std::vector<std::string_view> views_;
   std::vector<size_t> closed_;
   std::vector<BatchStart> starts_;
-  // write_closed's, kept for their capacity.
-  std::vector<std::string_view> views_;
-  std::vector<std::span<const std::string_view>> spans_;
-  uint64_t open_size_ = 0;    // the open batch's framed size
-  uint64_t closed_size_ = 0;  // the closed batches' framed size
+  std::vector<char> owned_;         // the open batch's bytes, copied by input_moves()
+  std::deque<std::string> copies_;  // add_owned()'s records since then
+  std::vector<std::span<const std::string_view>> spans_;  // write_closed's, kept for its capacity
+  uint64_t open_size_ = 0;                                // the open batch's framed size
+  uint64_t closed_size_ = 0;                              // the closed batches' framed size
   uint64_t age_due_ = 0;
   std::optional<uint64_t> sync_due_;
   Progress progress_;

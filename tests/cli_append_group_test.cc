@@ -82,3 +82,30 @@ TEST_CASE(
   CHECK(run_alog("cat " + shq(d)).out == input.substr(0, 10 * 101));
   CHECK(run_alog("verify " + shq(d)).exit_code == 0);
 }
+
+TEST_CASE("append keeps the open batch's records when it goes on to the next input file") {
+  TempDir t;
+  std::string d = t / "log";
+  std::string f1 = t / "one", f2 = t / "two", f3 = t / "three";
+  write_file(f1, "a\nbb\n");  // short records: a copy must not point into the object
+  write_file(f2, "ccc\n");
+  write_file(f3, numbered_lines(3000, 40));
+  RunResult r =
+      run_alog("append --batch 4 " + shq(d) + " " + shq(f1) + " " + shq(f2) + " " + shq(f3));
+  REQUIRE(r.exit_code == 0);
+  CHECK(run_alog("cat " + shq(d)).out == "a\nbb\nccc\n" + numbered_lines(3000, 40));
+  json s = json::parse(run_alog("--json stats " + shq(d)).out);
+  CHECK(s["totals"]["batches"] == (3003 + 3) / 4);
+}
+
+TEST_CASE("append --ndjson keeps decoded payloads of the open batch across reads of the input") {
+  TempDir t;
+  std::string src = t / "src", dst = t / "dst";
+  const std::string input = numbered_lines(20000, 30);
+  REQUIRE(run_alog("append " + shq(src), input).exit_code == 0);
+  RunResult c = run_alog("--json cat " + shq(src));
+  REQUIRE(c.exit_code == 0);
+  REQUIRE(c.out.size() > 1024 * 1024);  // more than one read of the input
+  REQUIRE(run_alog("append --ndjson --batch 333 " + shq(dst), c.out).exit_code == 0);
+  CHECK(run_alog("cat " + shq(dst)).out == input);
+}
