@@ -220,19 +220,11 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
   }
   // A deferred frame's CRC: its first 12 bytes, then the payload after the
   // CRC field (word, at offset 0, is the payload's length).
-  auto payload_of = [](const uint8_t* h) { return h + kFrameHeaderSize; };
   size_t d = 0;
-  for (; d + 3 <= deferred_.size(); d += 3) {
-    uint8_t* const* f = &deferred_[d];
-    uint32_t c[3] = {crc32c(f[0], 12), crc32c(f[1], 12), crc32c(f[2], 12)};
-    const void* data[3] = {payload_of(f[0]), payload_of(f[1]), payload_of(f[2])};
-    const size_t len[3] = {get32(f[0]), get32(f[1]), get32(f[2])};
-    crc32c_extend_3(c, data, len);
-    for (int k = 0; k < 3; k++) put32(f[k] + 12, c[k]);
-  }
+  for (; d + 3 <= deferred_.size(); d += 3) crc32c_frames_3(&deferred_[d]);
   for (; d < deferred_.size(); d++) {
     uint8_t* f = deferred_[d];
-    put32(f + 12, crc32c_extend(crc32c(f, 12), payload_of(f), get32(f)));
+    put32(f + 12, crc32c_extend(crc32c(f, 12), f + kFrameHeaderSize, get32(f)));
   }
   // The checkpoint CRC runs over the finished headers, in order.
   st.crc = crc32c_extend_each(st.crc, headers_.data(), headers_.size(), kFrameHeaderSize);

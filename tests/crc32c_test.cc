@@ -1,10 +1,12 @@
 // CRC32C check values on every implementation compiled in.
+#include "alog/crc32c.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "alog/crc32c.h"
+#include "alog/format.h"
 
 namespace {
 
@@ -92,7 +94,9 @@ TEST_CASE("the ISA-L threshold chosen at start-up is one of the sizes timed, 128
   }
 }
 
-TEST_CASE("crc32c_frame is a frame's CRC and the running CRC over its header, at every payload length to 300") {
+TEST_CASE(
+    "crc32c_frame is a frame's CRC and the running CRC over its header, at every payload length to "
+    "300") {
   std::string data;
   for (int k = 0; k < 316; k++) data.push_back(char(k * 29 + 3));
   const auto* h = reinterpret_cast<const uint8_t*>(data.data());
@@ -120,7 +124,8 @@ TEST_CASE("crc32c_extend2 is crc32c_extend over the first piece, then the second
     }
 }
 
-TEST_CASE("crc32c_extend_3 is three crc32c_extends, for every mix of lengths around the common part") {
+TEST_CASE(
+    "crc32c_extend_3 is three crc32c_extends, for every mix of lengths around the common part") {
   std::string data;
   for (int k = 0; k < 1200; k++) data.push_back(char(k * 31 + 7));
   const size_t lengths[] = {0, 1, 7, 8, 9, 15, 100, 101, 255, 256, 400};
@@ -159,4 +164,30 @@ TEST_CASE("crc32c_extend_each is crc32c_extend over each piece in order") {
       }
       CHECK(alog::crc32c_extend_each(0x0BADF00D, pieces.data(), count, len) == want);
     }
+}
+
+TEST_CASE(
+    "crc32c_frames_3 stores each frame's CRC of header bytes 0-11 and its payload, for every mix "
+    "of lengths") {
+  // Three frames one after another, each a 16-byte header (length in bytes
+  // 0-3, big-endian as the format stores it) and its payload.
+  for (size_t a : {size_t{0}, size_t{5}, size_t{100}, size_t{255}, size_t{300}})
+    for (size_t b : {size_t{0}, size_t{7}, size_t{100}, size_t{256}})
+      for (size_t c : {size_t{1}, size_t{8}, size_t{101}}) {
+        CAPTURE(a);
+        CAPTURE(b);
+        CAPTURE(c);
+        const size_t len[3] = {a, b, c};
+        std::vector<uint8_t> buf(3 * 16 + a + b + c);
+        for (size_t i = 0; i < buf.size(); i++) buf[i] = uint8_t(i * 31 + 7);
+        uint8_t* f[3];
+        uint32_t want[3];
+        for (size_t k = 0, at = 0; k < 3; at += 16 + len[k], k++) {
+          f[k] = buf.data() + at;
+          alog::format::put32(f[k], uint32_t(len[k]));
+          want[k] = alog::crc::portable(alog::crc::portable(0, f[k], 12), f[k] + 16, len[k]);
+        }
+        alog::crc32c_frames_3(f);
+        for (int k = 0; k < 3; k++) CHECK(alog::format::get32(f[k] + 12) == want[k]);
+      }
 }
