@@ -221,7 +221,11 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
   // A deferred frame's CRC: its first 12 bytes, then the payload after the
   // CRC field (word, at offset 0, is the payload's length).
   size_t d = 0;
-  for (; d + 3 <= deferred_.size(); d += 3) crc32c_frames_3(&deferred_[d]);
+  for (; d + 3 <= deferred_.size(); d += 3) {
+    uint32_t c[3];
+    crc32c_frames_3(&deferred_[d], c);
+    for (int k = 0; k < 3; k++) put32(deferred_[d + k] + 12, c[k]);
+  }
   for (; d < deferred_.size(); d++) {
     uint8_t* f = deferred_[d];
     put32(f + 12, crc32c_extend(crc32c(f, 12), f + kFrameHeaderSize, get32(f)));

@@ -172,7 +172,19 @@ __attribute__((target("sse4.2"), always_inline)) inline uint64_t sse42_rest(uint
 
 // crc32c_frames_3: header bytes 0-11 and the payload after the header, for
 // three frames side by side.
-__attribute__((target("sse4.2"))) void sse42_frames_3(uint8_t* const f[3]) {
+__attribute__((target("sse4.2"))) void sse42_frames_3(const uint8_t* const f[3], uint32_t crc[3],
+                                                      uint32_t* running) {
+  if (running) {
+    // The running chain over the three headers, beside the frames' chains.
+    uint64_t r = ~running[0];
+    for (int k = 0; k < 3; k++) {
+      uint64_t w0, w1;
+      std::memcpy(&w0, f[k], 8);
+      std::memcpy(&w1, f[k] + 8, 8);
+      r = _mm_crc32_u64(_mm_crc32_u64(r, w0), w1);
+      running[k + 1] = ~static_cast<uint32_t>(r);
+    }
+  }
   uint64_t c[3];
   size_t n[3];
   for (int k = 0; k < 3; k++) {
@@ -199,7 +211,7 @@ __attribute__((target("sse4.2"))) void sse42_frames_3(uint8_t* const f[3]) {
   c[0] = sse42_rest(c[0], a + common, n[0] - common);
   c[1] = sse42_rest(c[1], b + common, n[1] - common);
   c[2] = sse42_rest(c[2], d + common, n[2] - common);
-  for (int k = 0; k < 3; k++) format::put32(f[k] + 12, ~static_cast<uint32_t>(c[k]));
+  for (int k = 0; k < 3; k++) crc[k] = ~static_cast<uint32_t>(c[k]);
 }
 
 // Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
@@ -237,9 +249,11 @@ uint32_t sse42_frame(const uint8_t* h, const void* payload, size_t n, uint32_t* 
   *running = portable(*running, h, 16);
   return sse42_two(0, h, 12, payload, n);
 }
-void sse42_frames_3(uint8_t* const f[3]) {
-  for (int k = 0; k < 3; k++)
-    format::put32(f[k] + 12, portable(portable(0, f[k], 12), f[k] + 16, format::get32(f[k])));
+void sse42_frames_3(const uint8_t* const f[3], uint32_t crc[3], uint32_t* running) {
+  for (int k = 0; k < 3; k++) {
+    crc[k] = portable(portable(0, f[k], 12), f[k] + 16, format::get32(f[k]));
+    if (running) running[k + 1] = portable(running[k], f[k], 16);
+  }
 }
 }  // namespace
 bool have_sse42() { return false; }
@@ -345,13 +359,14 @@ uint32_t crc32c_extend2(uint32_t crc, const void* a, size_t na, const void* b, s
   return crc32c_extend(crc32c_extend(crc, a, na), b, nb);
 }
 
-void crc32c_frames_3(uint8_t* const frames[3]) {
+void crc32c_frames_3(const uint8_t* const frames[3], uint32_t crc[3], uint32_t running[4]) {
   if (crc::kHaveSse42 && format::get32(frames[0]) < crc::kIsalFrom &&
       format::get32(frames[1]) < crc::kIsalFrom && format::get32(frames[2]) < crc::kIsalFrom)
-    return crc::sse42_frames_3(frames);
-  for (int k = 0; k < 3; k++)
-    format::put32(frames[k] + 12,
-                  crc32c_extend(crc32c(frames[k], 12), frames[k] + 16, format::get32(frames[k])));
+    return crc::sse42_frames_3(frames, crc, running);
+  for (int k = 0; k < 3; k++) {
+    crc[k] = crc32c_extend(crc32c(frames[k], 12), frames[k] + 16, format::get32(frames[k]));
+    if (running) running[k + 1] = crc32c_extend(running[k], frames[k], 16);
+  }
 }
 
 uint32_t crc32c_frame(const uint8_t header[16], const void* payload, size_t n, uint32_t* running) {

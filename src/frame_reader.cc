@@ -14,42 +14,72 @@ using namespace format;
 
 const char* stop_kind(Stop s) {
   switch (s) {
-    case Stop::none: return "none";
-    case Stop::eof: return "eof";
-    case Stop::truncated_header: return "truncated_header";
-    case Stop::truncated_payload: return "truncated_payload";
-    case Stop::unwritten: return "bad_flags";
-    case Stop::bad_flags: return "bad_flags";
-    case Stop::stale_generation: return "stale_generation";
-    case Stop::reserved_bytes: return "reserved_bytes";
-    case Stop::bad_stride: return "bad_stride";
-    case Stop::lost_length: return "lost_length";
-    case Stop::frame_crc: return "frame_crc";
-    case Stop::checkpoint_crc: return "checkpoint_crc";
-    case Stop::checkpoint_stride: return "checkpoint_stride";
-    case Stop::eof_without_batch_end: return "eof_without_batch_end";
-    case Stop::io_error: return "io_error";
+    case Stop::none:
+      return "none";
+    case Stop::eof:
+      return "eof";
+    case Stop::truncated_header:
+      return "truncated_header";
+    case Stop::truncated_payload:
+      return "truncated_payload";
+    case Stop::unwritten:
+      return "bad_flags";
+    case Stop::bad_flags:
+      return "bad_flags";
+    case Stop::stale_generation:
+      return "stale_generation";
+    case Stop::reserved_bytes:
+      return "reserved_bytes";
+    case Stop::bad_stride:
+      return "bad_stride";
+    case Stop::lost_length:
+      return "lost_length";
+    case Stop::frame_crc:
+      return "frame_crc";
+    case Stop::checkpoint_crc:
+      return "checkpoint_crc";
+    case Stop::checkpoint_stride:
+      return "checkpoint_stride";
+    case Stop::eof_without_batch_end:
+      return "eof_without_batch_end";
+    case Stop::io_error:
+      return "io_error";
   }
   return "?";
 }
 
 const char* stop_text(Stop s) {
   switch (s) {
-    case Stop::none: return "no stop";
-    case Stop::eof: return "end of log";
-    case Stop::truncated_header: return "truncated header";
-    case Stop::truncated_payload: return "truncated payload";
-    case Stop::unwritten: return "unwritten frame (flags 0)";
-    case Stop::bad_flags: return "invalid frame flags";
-    case Stop::stale_generation: return "stale frame generation";
-    case Stop::reserved_bytes: return "reserved frame bytes are not zero";
-    case Stop::bad_stride: return "data frame stride is not 1";
-    case Stop::lost_length: return "lost frame with a payload length";
-    case Stop::frame_crc: return "frame crc mismatch";
-    case Stop::checkpoint_crc: return "checkpoint crc does not match the headers it covers";
-    case Stop::checkpoint_stride: return "checkpoint stride does not match the frames it covers";
-    case Stop::eof_without_batch_end: return "EOF after a data frame without BatchEnd";
-    case Stop::io_error: return "read error";
+    case Stop::none:
+      return "no stop";
+    case Stop::eof:
+      return "end of log";
+    case Stop::truncated_header:
+      return "truncated header";
+    case Stop::truncated_payload:
+      return "truncated payload";
+    case Stop::unwritten:
+      return "unwritten frame (flags 0)";
+    case Stop::bad_flags:
+      return "invalid frame flags";
+    case Stop::stale_generation:
+      return "stale frame generation";
+    case Stop::reserved_bytes:
+      return "reserved frame bytes are not zero";
+    case Stop::bad_stride:
+      return "data frame stride is not 1";
+    case Stop::lost_length:
+      return "lost frame with a payload length";
+    case Stop::frame_crc:
+      return "frame crc mismatch";
+    case Stop::checkpoint_crc:
+      return "checkpoint crc does not match the headers it covers";
+    case Stop::checkpoint_stride:
+      return "checkpoint stride does not match the frames it covers";
+    case Stop::eof_without_batch_end:
+      return "EOF after a data frame without BatchEnd";
+    case Stop::io_error:
+      return "read error";
   }
   return "?";
 }
@@ -92,6 +122,7 @@ bool FrameWindow::refill(uint64_t off, uint64_t n) {
   }
   base_ = off;
   len_ = 0;
+  fills_++;
   auto r = file_->pread(buf_.get(), want, off);
   if (!r.is_ok()) {
     error_ = r.status();
@@ -149,8 +180,9 @@ Stop Walker::step() {
       p = w_->at(st_.offset);
       f_.payload = p + kFrameHeaderSize;
       uint32_t running = st_.crc;
-      f_.computed_crc = crc32c_frame(p, f_.payload, h.word, &running);
-      if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
+      f_.computed_crc = data_crc(p, &running);
+      if (f_.computed_crc != h.crc)
+        return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
       st_.crc = running;
     } else {
       st_.crc = crc32c_extend(st_.crc, p, kFrameHeaderSize);
@@ -166,8 +198,7 @@ Stop Walker::step() {
   // Checkpoint or EOF.
   f_.computed_crc = crc32c(p, 12);
   if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
-  if (h.word != st_.crc)
-    return fail(Stop::checkpoint_crc, hex32(st_.crc), hex32(h.word));
+  if (h.word != st_.crc) return fail(Stop::checkpoint_crc, hex32(st_.crc), hex32(h.word));
   if (h.stride != st_.pending)
     return fail(Stop::checkpoint_stride, std::to_string(st_.pending), std::to_string(h.stride));
   if (h.is_eof()) {
@@ -180,6 +211,44 @@ Stop Walker::step() {
   st_.open_batch = false;
   boundary_ = st_;
   return Stop::none;
+}
+
+uint32_t Walker::data_crc(const uint8_t* p, uint32_t* running) {
+  if (ahead_i_ < ahead_n_) {
+    const Ahead& a = ahead_[ahead_i_];
+    if (a.offset == st_.offset && a.running_before == *running && ahead_fills_ == w_->fills()) {
+      ahead_i_++;
+      *running = a.running_after;
+      return a.crc;
+    }
+    ahead_n_ = ahead_i_ = 0;
+  }
+  // This frame and the next two when they look like data frames wholly in
+  // the window: their CRCs side by side, kept for the next two steps (which
+  // check everything about those frames as usual, and use these only if
+  // they reach them in this state).
+  const uint8_t* f[3] = {p, nullptr, nullptr};
+  uint64_t off[3] = {st_.offset, 0, 0};
+  const uint64_t stop = std::min(w_->end(), w_->limit());
+  for (size_t n = 1; n < 3; n++) {
+    const uint64_t at = off[n - 1] + kFrameHeaderSize + get32(f[n - 1]);
+    if (at + kFrameHeaderSize > stop)
+      return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);
+    const uint8_t* q = w_->at(at);
+    const uint16_t flags = get16(q + 10);
+    if ((flags & (kFlagData | kFlagLost)) != kFlagData || at + kFrameHeaderSize + get32(q) > stop)
+      return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);
+    f[n] = q;
+    off[n] = at;
+  }
+  uint32_t crc[3], run[4] = {*running, 0, 0, 0};
+  crc32c_frames_3(f, crc, run);
+  for (size_t k = 0; k < 3; k++) ahead_[k] = {off[k], run[k], run[k + 1], crc[k]};
+  ahead_n_ = 3;
+  ahead_i_ = 1;
+  ahead_fills_ = w_->fills();
+  *running = run[1];
+  return crc[0];
 }
 
 void Walker::skip_damaged_data() {
@@ -207,7 +276,9 @@ namespace {
 // Atomic: readers on other threads (a Writer's, a scanner's) consult it.
 std::atomic<InterruptCheck> g_interrupt{nullptr};
 }  // namespace
-void set_interrupt_check(InterruptCheck check) { g_interrupt.store(check, std::memory_order_relaxed); }
+void set_interrupt_check(InterruptCheck check) {
+  g_interrupt.store(check, std::memory_order_relaxed);
+}
 bool interrupt_requested() {
   InterruptCheck c = g_interrupt.load(std::memory_order_relaxed);
   return c && c();

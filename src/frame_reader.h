@@ -72,24 +72,26 @@ class FrameWindow {
   // Makes [off, off+n) available; false when it extends past the limit or the read fails.
   bool ensure(uint64_t off, uint64_t n) {
     // Inline for the common case, bytes already in the window: scans call this per frame.
-    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + len_)
-      return true;
+    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + len_) return true;
     return refill(off, n);
   }
   const uint8_t* at(uint64_t off) const { return buf_.get() + (off - base_); }
   // Whether [off, off+n) is in the window now (no read).
-  bool holds(uint64_t off, uint64_t n) const {
-    return off >= base_ && off + n <= base_ + len_;
-  }
+  bool holds(uint64_t off, uint64_t n) const { return off >= base_ && off + n <= base_ + len_; }
   // The file offset just past the bytes in the window now.
   uint64_t end() const { return base_ + len_; }
   uint64_t limit() const { return limit_; }
   File* file() const { return file_; }
   void set_limit(uint64_t limit) {
     limit_ = limit;
-    if (base_ + len_ > limit_) len_ = 0;
+    if (base_ + len_ > limit_) invalidate();
   }
-  void invalidate() { len_ = 0; }
+  void invalidate() {
+    len_ = 0;
+    fills_++;
+  }
+  // Changes each time the bytes in the window may have changed.
+  uint64_t fills() const { return fills_; }
   const Status& error() const { return error_; }
   uint64_t bytes_read() const { return bytes_read_; }
   // The buffer's size: never more than the file holds past a read offset.
@@ -106,6 +108,7 @@ class FrameWindow {
   std::unique_ptr<uint8_t[]> buf_;
   size_t cap_ = 0;
   size_t len_ = 0;
+  uint64_t fills_ = 0;
   Status error_;
   uint64_t bytes_read_ = 0;
 };
@@ -114,9 +117,9 @@ class FrameWindow {
 struct FrameInfo {
   uint64_t offset = 0;
   format::FrameHeader h;
-  uint64_t seq = 0;           // data frames: its sequence
+  uint64_t seq = 0;                  // data frames: its sequence
   const uint8_t* payload = nullptr;  // data frames, when payloads are read (none for lost ones)
-  uint32_t computed_crc = 0;  // of header bytes 0-11 (+ payload when read)
+  uint32_t computed_crc = 0;         // of header bytes 0-11 (+ payload when read)
 };
 
 // Walks frames from a start state. Each call to step() reads one frame and
@@ -156,6 +159,16 @@ class Walker {
 
  private:
   Stop fail(Stop s, std::string expected = {}, std::string found = {});
+  // The CRC of the data frame at state().offset (in the window at p), and
+  // the running CRC over its header: taken for three frames at a time.
+  uint32_t data_crc(const uint8_t* p, uint32_t* running);
+  struct Ahead {
+    uint64_t offset;
+    uint32_t running_before, running_after, crc;
+  };
+  Ahead ahead_[3];
+  size_t ahead_n_ = 0, ahead_i_ = 0;
+  uint64_t ahead_fills_ = 0;
   FrameWindow* w_;
   uint16_t gen_;
   WalkState st_;

@@ -23,8 +23,10 @@ SegmentPtr find_segment(const SegmentList& v, uint64_t seq) {
   size_t lo = 0, hi = v.size();
   while (lo < hi) {  // first segment whose next > seq
     size_t mid = (lo + hi) / 2;
-    if (v[mid]->range().next <= seq) lo = mid + 1;
-    else hi = mid;
+    if (v[mid]->range().next <= seq)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == v.size()) return nullptr;
   auto r = v[lo]->range();
@@ -36,11 +38,17 @@ Status check_data_frame(const Segment& seg, const uint8_t* p, uint64_t off, uint
                         uint64_t end) {
   FrameHeader h = decode_frame_header(p);
   if (data_frame_ok(h, seg.generation(), off, end)) return {};
-  if (!h.is_data()) return corrupt_record(seg, off, seq, "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
-  if (h.generation != seg.generation()) return corrupt_record(seg, off, seq, "stale frame generation");
-  if (h.reserved != 0 || h.stride != 1) return corrupt_record(seg, off, seq, "bad frame header fields");
-  if (h.is_lost() && h.word != 0) return corrupt_record(seg, off, seq, "lost frame with a payload length");
-  if (off + kFrameHeaderSize + h.word > end) return corrupt_record(seg, off, seq, "truncated payload");
+  if (!h.is_data())
+    return corrupt_record(seg, off, seq,
+                          "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
+  if (h.generation != seg.generation())
+    return corrupt_record(seg, off, seq, "stale frame generation");
+  if (h.reserved != 0 || h.stride != 1)
+    return corrupt_record(seg, off, seq, "bad frame header fields");
+  if (h.is_lost() && h.word != 0)
+    return corrupt_record(seg, off, seq, "lost frame with a payload length");
+  if (off + kFrameHeaderSize + h.word > end)
+    return corrupt_record(seg, off, seq, "truncated payload");
   return {};
 }
 
@@ -125,7 +133,8 @@ Result<bool> ScannerImpl::next() {
           if (!log_->damage().is_ok()) return log_->damage();
           return false;
         }
-        return Status(Errc::not_found, "no segment holds sequence " + std::to_string(pos_)).at(log_->dir());
+        return Status(Errc::not_found, "no segment holds sequence " + std::to_string(pos_))
+            .at(log_->dir());
       }
       auto r = seg_->range();
       if (pos_ == r.first) {
@@ -140,12 +149,20 @@ Result<bool> ScannerImpl::next() {
       file_ = seg_->path();
     }
     if (seg_->reaped())
-      return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or removed under the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
+      return Status(Errc::segment_reaped,
+                    seg_->path() +
+                        ": segment was recycled or removed under the scanner at sequence " +
+                        std::to_string(pos_))
+          .at(seg_->path());
     if (seg_->cuts() != cuts_seen_) {
       // A truncate_after since we last looked: records we returned beyond its
       // cut no longer exist, and the bytes after it may have been rewritten.
       if (pos_ > seg_->lowest_cut_since(cuts_seen_))
-        return Status(Errc::segment_reaped, seg_->path() + ": truncate_after cut the log behind the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
+        return Status(Errc::segment_reaped,
+                      seg_->path() +
+                          ": truncate_after cut the log behind the scanner at sequence " +
+                          std::to_string(pos_))
+            .at(seg_->path());
       cuts_seen_ = seg_->cuts();
       win_->invalidate();
       r_ = seg_->range();
@@ -169,7 +186,8 @@ Result<bool> ScannerImpl::next() {
         continue;
       }
       log_->settle_tail();  // a walk in the background sets damage() at its end
-      if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_)) return log_->damage();
+      if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_))
+        return log_->damage();
       if (v->empty()) return false;
       seg_.reset();
       continue;
@@ -197,7 +215,8 @@ Result<bool> ScannerImpl::next() {
       Status st = check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end);
       // Another process may have recycled the file under us.
       if (!seg_->header_unchanged())
-        return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+        return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled")
+            .at(seg_->path());
       if (range_moved()) continue;
       return st;
     }
@@ -210,8 +229,9 @@ Result<bool> ScannerImpl::next() {
     uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
     if (c != h.crc && range_moved()) continue;
     if (c != h.crc)
-      return corrupt_record(*seg_, off_, pos_,
-                            "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
+      return corrupt_record(
+          *seg_, off_, pos_,
+          "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
     // A recycle that began while we read makes what we read meaningless.
     if (seg_->reaped())
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
@@ -228,6 +248,10 @@ size_t ScannerImpl::take_window(RecordView* out, size_t max) {
   const uint64_t end = r_.end, wend = win_->end();
   const uint16_t gen = seg_->generation();
   uint64_t off = off_, pos = pos_;
+  // The headers first, up to the first frame next() would reject for its
+  // header; then the CRCs of the frames taken, three side by side, up to
+  // the first mismatch.
+  const uint8_t* const base = win_->at(off_);
   size_t n = 0;
   while (n < max && pos < next && off < end && off + kFrameHeaderSize <= wend) {
     const uint8_t* p = win_->at(off);
@@ -237,15 +261,40 @@ size_t ScannerImpl::take_window(RecordView* out, size_t max) {
       continue;
     }
     const uint64_t after = off + kFrameHeaderSize + h.word;
-    if (!data_frame_ok(h, gen, off, end) || after > wend ||
-        frame_crc(p, p + kFrameHeaderSize, h.word) != h.crc)
-      break;
+    if (!data_frame_ok(h, gen, off, end) || after > wend) break;
     out[n++] = {pos, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word),
                 h.is_lost()};
-    cur_off_ = off;
     pos++;
     off = after;
   }
+  auto header_of = [](const RecordView& r) {
+    return reinterpret_cast<const uint8_t*>(r.payload.data()) - kFrameHeaderSize;
+  };
+  size_t good = 0;
+  bool bad = false;
+  while (!bad && good + 3 <= n) {
+    const uint8_t* f[3] = {header_of(out[good]), header_of(out[good + 1]),
+                           header_of(out[good + 2])};
+    uint32_t c[3];
+    crc32c_frames_3(f, c);
+    size_t k = 0;
+    while (k < 3 && c[k] == get32(f[k] + 12)) k++;
+    good += k;
+    bad = k < 3;
+  }
+  while (!bad && good < n) {  // the last one or two
+    const uint8_t* f = header_of(out[good]);
+    bad = frame_crc(f, f + kFrameHeaderSize, get32(f)) != get32(f + 12);
+    if (!bad) good++;
+  }
+  if (good < n) {
+    // The first mismatch: the scan goes on from it (next() reports it).
+    const uint8_t* f = header_of(out[good]);
+    pos = out[good].sequence;
+    off = off_ + uint64_t(f - base);
+    n = good;
+  }
+  if (n > 0) cur_off_ = off_ + uint64_t(header_of(out[n - 1]) - base);
   if (n > 0) {
     cur_seq_ = pos - 1;
     payload_ = out[n - 1].payload;
@@ -322,8 +371,9 @@ Result<Record> LogImpl::read(uint64_t seq) const {
   FrameHeader h = decode_frame_header(p);
   uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
   if (c != h.crc)
-    return corrupt_record(*seg, l.offset, seq,
-                          "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
+    return corrupt_record(
+        *seg, l.offset, seq,
+        "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
   if (seg->reaped())
     return Status(Errc::segment_reaped, seg->path() + ": segment was recycled").at(seg->path());
   if (h.is_lost())

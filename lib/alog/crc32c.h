@@ -27,10 +27,13 @@ uint32_t crc32c_extend_each(uint32_t crc, const uint8_t* const* pieces, size_t c
 // For short buffers (frame payloads) the three run side by side in the CPU,
 // in about the time of one.
 void crc32c_extend_3(uint32_t crc[3], const void* const data[3], const size_t n[3]);
-// Three data frames' own CRCs, each over header bytes 0-11 and then the
-// payload that follows its 16-byte header in memory (payload length in
-// bytes 0-3), stored in header bytes 12-15; the three chains side by side.
-void crc32c_frames_3(uint8_t* const frames[3]);
+// Three data frames' own CRCs into crc[], each over header bytes 0-11 and
+// then the payload that follows its 16-byte header in memory (payload
+// length in bytes 0-3); the three chains side by side. With `running`, also
+// the running CRC (FORMAT.md "Checkpoints") from running[0] over the three
+// 16-byte headers in order: running[k + 1] after frame k.
+void crc32c_frames_3(const uint8_t* const frames[3], uint32_t crc[3],
+                     uint32_t running[4] = nullptr);
 
 // The implementations behind crc32c_extend, each usable on its own so tests
 // and benchmarks can compare them. Each takes and returns a finished CRC
