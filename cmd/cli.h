@@ -149,6 +149,10 @@ std::string hex_bytes(std::string_view bytes);
 // bytes); each returns the bytes written.
 constexpr size_t base64_size(size_t n) { return (n + 2) / 3 * 4; }
 size_t base64_into(char* out, std::string_view bytes);
+// The first bytes of in, a multiple of 12 that leaves 4 more to read, as
+// base64 into out (16 digits per 12 bytes) where the CPU has AVX; returns
+// how many bytes it encoded (0 without AVX). base64_into starts with it.
+size_t base64_blocks(char* out, const uint8_t* in, size_t n);
 size_t hex_into(char* out, std::string_view bytes);
 bool valid_utf8(std::string_view s);
 std::string hex32(uint32_t v);  // "0x%08x"

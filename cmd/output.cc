@@ -256,8 +256,8 @@ char* put_pair(char* o, uint64_t twelve_bits) {
 size_t base64_into(char* out, std::string_view in) {
   const auto* p = reinterpret_cast<const uint8_t*>(in.data());
   const size_t n = in.size();
-  char* o = out;
-  size_t i = 0;
+  size_t i = base64_blocks(out, p, n);
+  char* o = out + i / 3 * 4;
   // 6 bytes at a time from one 8-byte load, while 8 bytes remain.
   for (; i + 8 <= n; i += 6) {
     uint64_t v;
