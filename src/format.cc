@@ -136,14 +136,6 @@ SlotChoice choose_slot(const uint8_t header[kHeaderSize], uint64_t start_sequenc
   return c;
 }
 
-void encode_frame_prefix(const FrameHeader& h, uint8_t out[12]) {
-  put32(out, h.word);
-  put16(out + 4, h.stride);
-  put16(out + 6, h.reserved);
-  put16(out + 8, h.generation);
-  put16(out + 10, h.flags);
-}
-
 void encode_data_header(uint32_t length, uint16_t generation, bool batch_end, const void* payload,
                         size_t payload_len, uint8_t out[kFrameHeaderSize]) {
   FrameHeader h;

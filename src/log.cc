@@ -53,14 +53,10 @@ Status Log::close(bool sync) { return impl_->close(sync); }
 
 Result<uint64_t> Log::append(std::span<const std::string_view> payloads) {
   if (impl_->writer_attached()) return busy(impl_->dir());
-  // Small batches (the single-record append above all) need no heap allocation.
+  // Small batches (the single-record append above all) need no heap memory,
+  // larger ones reuse the log's.
   RecordRef small[16];
-  std::vector<RecordRef> large;
-  RecordRef* recs = small;
-  if (payloads.size() > std::size(small)) {
-    large.resize(payloads.size());
-    recs = large.data();
-  }
+  RecordRef* recs = payloads.size() > std::size(small) ? impl_->record_refs(payloads.size()) : small;
   for (size_t i = 0; i < payloads.size(); i++) recs[i] = {&payloads[i], 1, payloads[i].size()};
   return impl_->append_batch(recs, payloads.size());
 }
@@ -87,9 +83,8 @@ Result<size_t> Log::append_batches(std::span<const std::span<const std::string_v
   if (impl_->writer_attached()) return busy(impl_->dir());
   size_t records = 0;
   for (auto b : batches) records += b.size();
-  std::vector<RecordRef> recs(records);
   std::vector<BatchRef> refs(batches.size());
-  RecordRef* r = recs.data();
+  RecordRef* r = impl_->record_refs(records);
   for (size_t i = 0; i < batches.size(); i++) {
     refs[i] = {r, batches[i].size()};
     for (const std::string_view& p : batches[i]) *r++ = {&p, 1, p.size()};

@@ -66,6 +66,12 @@ class LogImpl {
   // Log::append_batches); the sync and the roll in append.cc.
   Result<uint64_t> append_batch(const detail::RecordRef* recs, size_t n);
   Result<size_t> append_batches(const detail::BatchRef* batches, size_t count);
+  // Room for n RecordRefs, reused by the next call (Log::append's, on the
+  // appending thread).
+  detail::RecordRef* record_refs(size_t n) {
+    if (refs_.size() < n) refs_.resize(n);
+    return refs_.data();
+  }
   Status sync();
   // Log::roll (append.cc).
   Status roll_now();
@@ -191,6 +197,7 @@ class LogImpl {
   // write_batch's scratch, kept for its capacity: the frames' headers, and
   // those whose CRC it takes three at a time.
   std::vector<uint8_t*> headers_, deferred_;
+  std::vector<detail::RecordRef> refs_;
   std::vector<BatchSize> sizes_;  // append_batches': each batch's, kept for its capacity
   // The active segment's winning slot was written by this process (not only
   // read at open: after a failed fsync in an earlier process, what reads back

@@ -145,7 +145,13 @@ inline FrameHeader decode_frame_header(const uint8_t in[kFrameHeaderSize]) {
   return h;
 }
 // Bytes 0-11 of a header.
-void encode_frame_prefix(const FrameHeader& h, uint8_t out[12]);
+inline void encode_frame_prefix(const FrameHeader& h, uint8_t out[12]) {
+  put32(out, h.word);
+  put16(out + 4, h.stride);
+  put16(out + 6, h.reserved);
+  put16(out + 8, h.generation);
+  put16(out + 10, h.flags);
+}
 // A data frame header for a payload whose CRC32C (of the payload alone) is
 // payload_crc: the stored CRC is extend(crc(bytes 0-11), payload).
 void encode_data_header(uint32_t length, uint16_t generation, bool batch_end,
