@@ -3,7 +3,10 @@
 # log of 1 KiB records in 64 MiB segments, grown to 1, 4 and 16 GiB (times
 # ALOG_BENCH_SCALE). Each figure is divided by the same figure at the first
 # size, measured in this run: open and seek should stay flat (within 20 %),
-# verify and cat should grow linearly (time per GiB within 15 %).
+# verify and cat should grow linearly (time per GiB within 15 %). Linear is
+# time = fixed + size x per-GiB: the per-GiB time is taken net of the fixed
+# cost, which is measured in the same run on a log of one record (process
+# start, open, the lock probe); the gross per-GiB times are INFO lines.
 #
 # Usage: bench/scale_bench.sh BUILD_DIR
 # Needs the largest size in free space under ALOG_BENCH_DIR (default /tmp),
@@ -53,6 +56,10 @@ grow_to() {
 
 declare -A fig
 names=(open seek verify cat)
+# The fixed cost of verify and cat: the same commands on a log of one record.
+printf 'x\n' | "$alog_bin" append "$work/one" >/dev/null
+for n in verify cat; do fig[$n,fixed]=$(median_s $runs true "'$alog_bin' $n '$work/one' > /dev/null"); done
+info "scale: fixed cost (a log of one record): verify $(ms "${fig[verify,fixed]}"), cat $(ms "${fig[cat,fixed]}")"
 for i in 0 1 2; do
   grow_to "${sizes[$i]}"
   bytes=$(log_bytes)
@@ -83,11 +90,14 @@ for i in 1 2; do
       "$(yesno "$r >= 0.8 && $r <= 1.2")"
   done
   for n in verify cat; do
-    per=$(calc "%.6f" "${fig[$n,$i]} / ${gib[$i]}")
-    per0=$(calc "%.6f" "${fig[$n,0]} / ${gib[0]}")
+    per=$(calc "%.6f" "(${fig[$n,$i]} - ${fig[$n,fixed]}) / ${gib[$i]}")
+    per0=$(calc "%.6f" "(${fig[$n,0]} - ${fig[$n,fixed]}) / ${gib[0]}")
     r=$(calc "%.3f" "$per / $per0")
-    row "scale: alog $n at ${gib[$i]} GiB, time per GiB" "$(ms "$per")" \
+    row "scale: alog $n at ${gib[$i]} GiB, time per GiB net of the fixed cost" "$(ms "$per")" \
       "$(ms "$per0") per GiB at ${gib[0]} GiB" "$(calc "%.2f×" "$r")" "linear (0.85-1.15×)" \
       "$(yesno "$r >= 0.85 && $r <= 1.15")"
+    gross=$(calc "%.6f" "${fig[$n,$i]} / ${gib[$i]}")
+    gross0=$(calc "%.6f" "${fig[$n,0]} / ${gib[0]}")
+    info "scale: alog $n at ${gib[$i]} GiB, gross time per GiB $(ms "$gross") against $(ms "$gross0") at ${gib[0]} GiB ($(calc "%.2f×" "$gross / $gross0"))"
   done
 done
