@@ -58,7 +58,10 @@ class PosixFile final : public File {
     if (iovcnt <= IOV_MAX) {
       size_t want = 0;
       for (int k = 0; k < iovcnt; k++) want += iov[k].iov_len;
-      ssize_t r = ::pwritev(fd_, iov, iovcnt, static_cast<off_t>(off));
+      // One buffer (a batch of small frames): pwrite, which imports no vector.
+      ssize_t r = iovcnt == 1
+                      ? ::pwrite(fd_, iov[0].iov_base, iov[0].iov_len, static_cast<off_t>(off))
+                      : ::pwritev(fd_, iov, iovcnt, static_cast<off_t>(off));
       if (r >= 0 && static_cast<size_t>(r) == want) return {};
       // Short, interrupted or failed: the loop below writes it all again from
       // the start (positional writes of the same bytes) and reports errors.
