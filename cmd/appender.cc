@@ -11,16 +11,10 @@ namespace alog::cli {
 
 Appender::Appender(const Global& g, Log& log, AppendResult& r, size_t batch, uint64_t flush_ms,
                    uint64_t sync_ms, bool periodic_sync, const StoredRetention& ret)
-    : log_(log),
-      r_(r),
-      ret_(ret),
-      batch_(batch),
-      flush_ms_(flush_ms),
-      sync_ms_(sync_ms),
+    : log_(log), r_(r), ret_(ret), batch_(batch), flush_ms_(flush_ms), sync_ms_(sync_ms),
       periodic_sync_(periodic_sync),
       // --sync-each syncs every batch before the next: one batch per write.
-      group_(!log.options().sync_on_append),
-      progress_(g, "append", /*delayed=*/true) {}
+      group_(!log.options().sync_on_append), progress_(g, "append", /*delayed=*/true) {}
 
 void Appender::add(std::string_view rec, const InputReader& in) {
   const Options& opt = log_.options();

@@ -26,8 +26,8 @@ struct AppendResult {
   std::optional<uint64_t> first_seq, last_seq;
   uint64_t records = 0, batches = 0, bytes = 0, next_seq = 0;
   bool synced = false;
-  bool retention = false;            // policies apply (given or stored)
-  uint64_t retention_removed = 0;    // records they removed during this run
+  bool retention = false;        // policies apply (given or stored)
+  uint64_t retention_removed = 0;  // records they removed during this run
   std::optional<TailCut> recovered;  // what the open cut at the tail
   std::vector<OpenRepair> repairs;   // what the open removed and renamed
 };

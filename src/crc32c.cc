@@ -299,8 +299,7 @@ size_t choose_isal_threshold() {
       uint32_t c = 0;
       auto t0 = Clock::now();
       for (int i = 0; i < 32; i++) c = f(c, buf, n);
-      best = std::min<int64_t>(
-          best, std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+      best = std::min<int64_t>(best, std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
       sink = c;
     }
     (void)sink;
@@ -348,7 +347,8 @@ uint32_t crc32c_extend_each(uint32_t crc, const uint8_t* const* pieces, size_t c
 }
 
 void crc32c_extend_3(uint32_t crc[3], const void* const data[3], const size_t n[3]) {
-  if (crc::kHaveSse42 && n[0] < crc::kIsalFrom && n[1] < crc::kIsalFrom && n[2] < crc::kIsalFrom)
+  if (crc::kHaveSse42 && n[0] < crc::kIsalFrom && n[1] < crc::kIsalFrom &&
+      n[2] < crc::kIsalFrom)
     return crc::sse42_3(crc, data, n);
   for (int i = 0; i < 3; i++) crc[i] = crc32c_extend(crc[i], data[i], n[i]);
 }

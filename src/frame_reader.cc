@@ -14,72 +14,42 @@ using namespace format;
 
 const char* stop_kind(Stop s) {
   switch (s) {
-    case Stop::none:
-      return "none";
-    case Stop::eof:
-      return "eof";
-    case Stop::truncated_header:
-      return "truncated_header";
-    case Stop::truncated_payload:
-      return "truncated_payload";
-    case Stop::unwritten:
-      return "bad_flags";
-    case Stop::bad_flags:
-      return "bad_flags";
-    case Stop::stale_generation:
-      return "stale_generation";
-    case Stop::reserved_bytes:
-      return "reserved_bytes";
-    case Stop::bad_stride:
-      return "bad_stride";
-    case Stop::lost_length:
-      return "lost_length";
-    case Stop::frame_crc:
-      return "frame_crc";
-    case Stop::checkpoint_crc:
-      return "checkpoint_crc";
-    case Stop::checkpoint_stride:
-      return "checkpoint_stride";
-    case Stop::eof_without_batch_end:
-      return "eof_without_batch_end";
-    case Stop::io_error:
-      return "io_error";
+    case Stop::none: return "none";
+    case Stop::eof: return "eof";
+    case Stop::truncated_header: return "truncated_header";
+    case Stop::truncated_payload: return "truncated_payload";
+    case Stop::unwritten: return "bad_flags";
+    case Stop::bad_flags: return "bad_flags";
+    case Stop::stale_generation: return "stale_generation";
+    case Stop::reserved_bytes: return "reserved_bytes";
+    case Stop::bad_stride: return "bad_stride";
+    case Stop::lost_length: return "lost_length";
+    case Stop::frame_crc: return "frame_crc";
+    case Stop::checkpoint_crc: return "checkpoint_crc";
+    case Stop::checkpoint_stride: return "checkpoint_stride";
+    case Stop::eof_without_batch_end: return "eof_without_batch_end";
+    case Stop::io_error: return "io_error";
   }
   return "?";
 }
 
 const char* stop_text(Stop s) {
   switch (s) {
-    case Stop::none:
-      return "no stop";
-    case Stop::eof:
-      return "end of log";
-    case Stop::truncated_header:
-      return "truncated header";
-    case Stop::truncated_payload:
-      return "truncated payload";
-    case Stop::unwritten:
-      return "unwritten frame (flags 0)";
-    case Stop::bad_flags:
-      return "invalid frame flags";
-    case Stop::stale_generation:
-      return "stale frame generation";
-    case Stop::reserved_bytes:
-      return "reserved frame bytes are not zero";
-    case Stop::bad_stride:
-      return "data frame stride is not 1";
-    case Stop::lost_length:
-      return "lost frame with a payload length";
-    case Stop::frame_crc:
-      return "frame crc mismatch";
-    case Stop::checkpoint_crc:
-      return "checkpoint crc does not match the headers it covers";
-    case Stop::checkpoint_stride:
-      return "checkpoint stride does not match the frames it covers";
-    case Stop::eof_without_batch_end:
-      return "EOF after a data frame without BatchEnd";
-    case Stop::io_error:
-      return "read error";
+    case Stop::none: return "no stop";
+    case Stop::eof: return "end of log";
+    case Stop::truncated_header: return "truncated header";
+    case Stop::truncated_payload: return "truncated payload";
+    case Stop::unwritten: return "unwritten frame (flags 0)";
+    case Stop::bad_flags: return "invalid frame flags";
+    case Stop::stale_generation: return "stale frame generation";
+    case Stop::reserved_bytes: return "reserved frame bytes are not zero";
+    case Stop::bad_stride: return "data frame stride is not 1";
+    case Stop::lost_length: return "lost frame with a payload length";
+    case Stop::frame_crc: return "frame crc mismatch";
+    case Stop::checkpoint_crc: return "checkpoint crc does not match the headers it covers";
+    case Stop::checkpoint_stride: return "checkpoint stride does not match the frames it covers";
+    case Stop::eof_without_batch_end: return "EOF after a data frame without BatchEnd";
+    case Stop::io_error: return "read error";
   }
   return "?";
 }
@@ -181,8 +151,7 @@ Stop Walker::step() {
       f_.payload = p + kFrameHeaderSize;
       uint32_t running = st_.crc;
       f_.computed_crc = data_crc(p, &running);
-      if (f_.computed_crc != h.crc)
-        return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
+      if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
       st_.crc = running;
     } else {
       st_.crc = crc32c_extend(st_.crc, p, kFrameHeaderSize);
@@ -198,7 +167,8 @@ Stop Walker::step() {
   // Checkpoint or EOF.
   f_.computed_crc = crc32c(p, 12);
   if (f_.computed_crc != h.crc) return fail(Stop::frame_crc, hex32(f_.computed_crc), hex32(h.crc));
-  if (h.word != st_.crc) return fail(Stop::checkpoint_crc, hex32(st_.crc), hex32(h.word));
+  if (h.word != st_.crc)
+    return fail(Stop::checkpoint_crc, hex32(st_.crc), hex32(h.word));
   if (h.stride != st_.pending)
     return fail(Stop::checkpoint_stride, std::to_string(st_.pending), std::to_string(h.stride));
   if (h.is_eof()) {
@@ -276,9 +246,7 @@ namespace {
 // Atomic: readers on other threads (a Writer's, a scanner's) consult it.
 std::atomic<InterruptCheck> g_interrupt{nullptr};
 }  // namespace
-void set_interrupt_check(InterruptCheck check) {
-  g_interrupt.store(check, std::memory_order_relaxed);
-}
+void set_interrupt_check(InterruptCheck check) { g_interrupt.store(check, std::memory_order_relaxed); }
 bool interrupt_requested() {
   InterruptCheck c = g_interrupt.load(std::memory_order_relaxed);
   return c && c();

@@ -72,12 +72,15 @@ class FrameWindow {
   // Makes [off, off+n) available; false when it extends past the limit or the read fails.
   bool ensure(uint64_t off, uint64_t n) {
     // Inline for the common case, bytes already in the window: scans call this per frame.
-    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + len_) return true;
+    if (off <= limit_ && n <= limit_ - off && off >= base_ && off + n <= base_ + len_)
+      return true;
     return refill(off, n);
   }
   const uint8_t* at(uint64_t off) const { return buf_.get() + (off - base_); }
   // Whether [off, off+n) is in the window now (no read).
-  bool holds(uint64_t off, uint64_t n) const { return off >= base_ && off + n <= base_ + len_; }
+  bool holds(uint64_t off, uint64_t n) const {
+    return off >= base_ && off + n <= base_ + len_;
+  }
   // The file offset just past the bytes in the window now.
   uint64_t end() const { return base_ + len_; }
   uint64_t limit() const { return limit_; }
@@ -117,9 +120,9 @@ class FrameWindow {
 struct FrameInfo {
   uint64_t offset = 0;
   format::FrameHeader h;
-  uint64_t seq = 0;                  // data frames: its sequence
+  uint64_t seq = 0;           // data frames: its sequence
   const uint8_t* payload = nullptr;  // data frames, when payloads are read (none for lost ones)
-  uint32_t computed_crc = 0;         // of header bytes 0-11 (+ payload when read)
+  uint32_t computed_crc = 0;  // of header bytes 0-11 (+ payload when read)
 };
 
 // Walks frames from a start state. Each call to step() reads one frame and

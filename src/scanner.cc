@@ -23,10 +23,8 @@ SegmentPtr find_segment(const SegmentList& v, uint64_t seq) {
   size_t lo = 0, hi = v.size();
   while (lo < hi) {  // first segment whose next > seq
     size_t mid = (lo + hi) / 2;
-    if (v[mid]->range().next <= seq)
-      lo = mid + 1;
-    else
-      hi = mid;
+    if (v[mid]->range().next <= seq) lo = mid + 1;
+    else hi = mid;
   }
   if (lo == v.size()) return nullptr;
   auto r = v[lo]->range();
@@ -38,17 +36,11 @@ Status check_data_frame(const Segment& seg, const uint8_t* p, uint64_t off, uint
                         uint64_t end) {
   FrameHeader h = decode_frame_header(p);
   if (data_frame_ok(h, seg.generation(), off, end)) return {};
-  if (!h.is_data())
-    return corrupt_record(seg, off, seq,
-                          "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
-  if (h.generation != seg.generation())
-    return corrupt_record(seg, off, seq, "stale frame generation");
-  if (h.reserved != 0 || h.stride != 1)
-    return corrupt_record(seg, off, seq, "bad frame header fields");
-  if (h.is_lost() && h.word != 0)
-    return corrupt_record(seg, off, seq, "lost frame with a payload length");
-  if (off + kFrameHeaderSize + h.word > end)
-    return corrupt_record(seg, off, seq, "truncated payload");
+  if (!h.is_data()) return corrupt_record(seg, off, seq, "expected a data frame, found " + std::string(frame_kind_name(h.flags)));
+  if (h.generation != seg.generation()) return corrupt_record(seg, off, seq, "stale frame generation");
+  if (h.reserved != 0 || h.stride != 1) return corrupt_record(seg, off, seq, "bad frame header fields");
+  if (h.is_lost() && h.word != 0) return corrupt_record(seg, off, seq, "lost frame with a payload length");
+  if (off + kFrameHeaderSize + h.word > end) return corrupt_record(seg, off, seq, "truncated payload");
   return {};
 }
 
@@ -133,8 +125,7 @@ Result<bool> ScannerImpl::next() {
           if (!log_->damage().is_ok()) return log_->damage();
           return false;
         }
-        return Status(Errc::not_found, "no segment holds sequence " + std::to_string(pos_))
-            .at(log_->dir());
+        return Status(Errc::not_found, "no segment holds sequence " + std::to_string(pos_)).at(log_->dir());
       }
       auto r = seg_->range();
       if (pos_ == r.first) {
@@ -149,20 +140,12 @@ Result<bool> ScannerImpl::next() {
       file_ = seg_->path();
     }
     if (seg_->reaped())
-      return Status(Errc::segment_reaped,
-                    seg_->path() +
-                        ": segment was recycled or removed under the scanner at sequence " +
-                        std::to_string(pos_))
-          .at(seg_->path());
+      return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or removed under the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
     if (seg_->cuts() != cuts_seen_) {
       // A truncate_after since we last looked: records we returned beyond its
       // cut no longer exist, and the bytes after it may have been rewritten.
       if (pos_ > seg_->lowest_cut_since(cuts_seen_))
-        return Status(Errc::segment_reaped,
-                      seg_->path() +
-                          ": truncate_after cut the log behind the scanner at sequence " +
-                          std::to_string(pos_))
-            .at(seg_->path());
+        return Status(Errc::segment_reaped, seg_->path() + ": truncate_after cut the log behind the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
       cuts_seen_ = seg_->cuts();
       win_->invalidate();
       r_ = seg_->range();
@@ -186,8 +169,7 @@ Result<bool> ScannerImpl::next() {
         continue;
       }
       log_->settle_tail();  // a walk in the background sets damage() at its end
-      if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_))
-        return log_->damage();
+      if (!log_->damage().is_ok() && (v->empty() || v->back()->range().next <= pos_)) return log_->damage();
       if (v->empty()) return false;
       seg_.reset();
       continue;
@@ -215,8 +197,7 @@ Result<bool> ScannerImpl::next() {
       Status st = check_data_frame(*seg_, win_->at(off_), off_, pos_, r.end);
       // Another process may have recycled the file under us.
       if (!seg_->header_unchanged())
-        return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled")
-            .at(seg_->path());
+        return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
       if (range_moved()) continue;
       return st;
     }
@@ -229,9 +210,8 @@ Result<bool> ScannerImpl::next() {
     uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
     if (c != h.crc && range_moved()) continue;
     if (c != h.crc)
-      return corrupt_record(
-          *seg_, off_, pos_,
-          "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
+      return corrupt_record(*seg_, off_, pos_,
+                            "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
     // A recycle that began while we read makes what we read meaningless.
     if (seg_->reaped())
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
@@ -371,9 +351,8 @@ Result<Record> LogImpl::read(uint64_t seq) const {
   FrameHeader h = decode_frame_header(p);
   uint32_t c = frame_crc(p, p + kFrameHeaderSize, h.word);
   if (c != h.crc)
-    return corrupt_record(
-        *seg, l.offset, seq,
-        "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
+    return corrupt_record(*seg, l.offset, seq,
+                          "frame crc mismatch (stored " + hex32(h.crc) + ", computed " + hex32(c) + ")");
   if (seg->reaped())
     return Status(Errc::segment_reaped, seg->path() + ": segment was recycled").at(seg->path());
   if (h.is_lost())

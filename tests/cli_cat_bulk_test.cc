@@ -36,8 +36,7 @@ std::string text_before(const RecordStyle& s, uint64_t seq, std::string_view pay
 }
 
 std::string before(const RecordStyle& s, uint64_t seq, std::string_view payload) {
-  return s.json ? alog::cli::record_json_value_line(seq, payload, s.enc)
-                : text_before(s, seq, payload);
+  return s.json ? alog::cli::record_json_value_line(seq, payload, s.enc) : text_before(s, seq, payload);
 }
 
 std::string rendered(const RecordStyle& s, uint64_t seq, std::string_view payload) {
@@ -47,19 +46,9 @@ std::string rendered(const RecordStyle& s, uint64_t seq, std::string_view payloa
 }
 
 std::vector<std::string> sample_payloads() {
-  std::vector<std::string> v = {"",
-                                "a",
-                                "ab",
-                                "abc",
-                                "abcd",
-                                std::string(1, '\0'),
-                                "line\nbreak",
-                                "tab\there \"quoted\" \\ back",
-                                "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
-                                "\xff\xfe invalid",
-                                "\xc3",
-                                "\xed\xa0\x80 surrogate",
-                                "\x7f\x01\x1f"};
+  std::vector<std::string> v = {"", "a", "ab", "abc", "abcd", std::string(1, '\0'), "line\nbreak",
+                                "tab\there \"quoted\" \\ back", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                                "\xff\xfe invalid", "\xc3", "\xed\xa0\x80 surrogate", "\x7f\x01\x1f"};
   std::mt19937 rng(42);
   for (int i = 0; i < 200; i++) {
     std::string p(rng() % 300, '\0');
@@ -93,8 +82,7 @@ std::string read_one_by_one(const std::string& dir, const RecordStyle& s) {
     if (!*more) break;
     const uint64_t seq = (*sc)->sequence();
     if ((*sc)->lost()) {
-      if (lost && lost->second + 1 == seq)
-        lost->second = seq;
+      if (lost && lost->second + 1 == seq) lost->second = seq;
       else {
         flush_lost();
         lost = {seq, seq};
@@ -137,8 +125,7 @@ TEST_CASE("base64 and hex encode as RFC 4648 and lower-case hex spell them, at e
     }
 }
 
-TEST_CASE(
-    "base64 spells every 6-bit value with its own digit, in every position of a 12-byte block") {
+TEST_CASE("base64 spells every 6-bit value with its own digit, in every position of a 12-byte block") {
   // 48 bytes whose 64 six-bit groups are 0, 1, ..., 63: then the same rotated.
   std::string bits;
   for (unsigned v = 0; v < 64; v++)
@@ -152,8 +139,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE(
-    "cat renders a record's JSON line as the record's JSON value prints, for every encoding") {
+TEST_CASE("cat renders a record's JSON line as the record's JSON value prints, for every encoding") {
   for (PayloadEncoding enc : kEncodings)
     for (const std::string& p : sample_payloads())
       for (uint64_t seq : {uint64_t{0}, uint64_t{7}, uint64_t{1} << 40, UINT64_MAX}) {
@@ -239,14 +225,11 @@ TEST_CASE("cat of random logs with lost frames prints what a record-by-record re
     }
 }
 
-TEST_CASE(
-    "cat of a log appended with --no-sync prints every line once and in order, its long tail "
-    "walked beside the scan") {
+TEST_CASE("cat of a log appended with --no-sync prints every line once and in order, its long tail walked beside the scan") {
   // 80,000 lines of 60-90 bytes: ~6.5 MB of unsynced tail, past the 4 MiB
   // from which cat walks the tail on a thread of its own.
   std::string input;
-  for (int i = 0; i < 80000; i++)
-    input += "line " + std::to_string(i) + std::string(55 + i % 31, 'y') + "\n";
+  for (int i = 0; i < 80000; i++) input += "line " + std::to_string(i) + std::string(55 + i % 31, 'y') + "\n";
   TempDir t;
   const std::string d = t / "log";
   REQUIRE(run_alog("append --no-sync " + shq(d), input).exit_code == 0);

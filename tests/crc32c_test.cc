@@ -1,10 +1,10 @@
 // CRC32C check values on every implementation compiled in.
-#include "alog/crc32c.h"
-
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
+
+#include "alog/crc32c.h"
 
 #include "alog/format.h"
 
@@ -94,9 +94,7 @@ TEST_CASE("the ISA-L threshold chosen at start-up is one of the sizes timed, 128
   }
 }
 
-TEST_CASE(
-    "crc32c_frame is a frame's CRC and the running CRC over its header, at every payload length to "
-    "300") {
+TEST_CASE("crc32c_frame is a frame's CRC and the running CRC over its header, at every payload length to 300") {
   std::string data;
   for (int k = 0; k < 316; k++) data.push_back(char(k * 29 + 3));
   const auto* h = reinterpret_cast<const uint8_t*>(data.data());
@@ -124,8 +122,7 @@ TEST_CASE("crc32c_extend2 is crc32c_extend over the first piece, then the second
     }
 }
 
-TEST_CASE(
-    "crc32c_extend_3 is three crc32c_extends, for every mix of lengths around the common part") {
+TEST_CASE("crc32c_extend_3 is three crc32c_extends, for every mix of lengths around the common part") {
   std::string data;
   for (int k = 0; k < 1200; k++) data.push_back(char(k * 31 + 7));
   const size_t lengths[] = {0, 1, 7, 8, 9, 15, 100, 101, 255, 256, 400};
