@@ -1,8 +1,13 @@
 // `alog append` writes the batches it has collected together
 // (Log::append_batches) and still keeps --batch records per batch, writes
 // every whole batch before an input error ends it, and on a log error says
-// exactly which batches were appended and where the input resumes.
+// exactly which batches were appended and where the input resumes; a pipe
+// it reads from holds a whole input block.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -108,4 +113,22 @@ TEST_CASE("append --ndjson keeps decoded payloads of the open batch across reads
   REQUIRE(c.out.size() > 1024 * 1024);  // more than one read of the input
   REQUIRE(run_alog("append --ndjson --batch 333 " + shq(dst), c.out).exit_code == 0);
   CHECK(run_alog("cat " + shq(dst)).out == input);
+}
+
+TEST_CASE("append from a pipe makes the pipe hold a whole input block, so that writer and reader wake once per block") {
+  TempDir t;
+  std::string d = t / "log";
+  std::ifstream max_file("/proc/sys/fs/pipe-max-size");
+  long max = 0;
+  max_file >> max;
+  if (max < 512 * 1024) return;  // the system caps pipes below a block: nothing to see
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);  // the child keeps no write end open
+  REQUIRE(::fcntl(p[1], F_GETPIPE_SZ) < 512 * 1024);
+  Child c({"append", "--flush-interval", "1ms", d}, Child::Stdin::pipe, p[0]);
+  REQUIRE(::write(p[1], "first\n", 6) == 6);
+  REQUIRE(wait_visible(d, 1));  // the reader was made before it read the record
+  CHECK(::fcntl(p[1], F_GETPIPE_SZ) >= 512 * 1024);
+  ::close(p[1]);
+  CHECK(c.wait_exit() == 0);
 }
