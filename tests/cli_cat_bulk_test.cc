@@ -3,6 +3,11 @@
 // a JSON value per record and one stdio call per piece; and whole runs of
 // `alog cat` print what a record-by-record reading of the log renders.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <random>
 
@@ -246,4 +251,41 @@ TEST_CASE("cat of a log appended with --no-sync prints every line once and in or
   RunResult past = run_alog("cat --from 80001 " + shq(d));
   CHECK(past.exit_code != 0);
   CHECK(past.err.find("past the end of the log (next sequence 80000)") != std::string::npos);
+}
+
+TEST_CASE("cat into a pipe makes the pipe hold a whole output buffer, and every byte still arrives in order") {
+  TempDir t;
+  const std::string d = t / "log";
+  std::string input;
+  for (int i = 0; i < 30000; i++) input += "record " + std::to_string(i) + "\n";
+  REQUIRE(run_alog("append " + shq(d), input).exit_code == 0);
+  std::ifstream max_file("/proc/sys/fs/pipe-max-size");
+  long max = 0;
+  max_file >> max;
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  const int before = ::fcntl(p[0], F_GETPIPE_SZ);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(p[1], 1);
+    ::execl(ALOG_CLI_PATH, ALOG_CLI_PATH, "cat", d.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(p[1]);
+  std::string got;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(p[0], buf, sizeof buf)) > 0) got.append(buf, size_t(n));
+  const int after = ::fcntl(p[0], F_GETPIPE_SZ);
+  ::close(p[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(got == input);
+  if (max >= long(OutBuffer::kCapacity)) {
+    CHECK(before < int(OutBuffer::kCapacity));
+    CHECK(after >= int(OutBuffer::kCapacity));
+  }
 }
