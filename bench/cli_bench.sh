@@ -77,6 +77,16 @@ t_cat_synced=$(median_s $runs true "'$alog_bin' cat '$work/synced' > /dev/null")
 info "CLI cat bound: the same records appended with the final sync: alog cat $(ms "$t_cat_synced") (vs $(ms "$t_cat") after --no-sync, whose unsynced tail is walked beside the scan: both read and check it)"
 rm -rf "$work/synced"
 
+# The same through pipes, as pipelines use the tool: each beside the same
+# pipe with cat in alog's place (INFO: the issue sets no target for these).
+t_papp=$(median_s $runs "rm -rf '$log.p'" "cat '$work/input' | '$alog_bin' append --no-sync '$log.p' > /dev/null")
+t_pcp=$(median_s $runs "rm -f '$work/copy'" "cat '$work/input' | cat > '$work/copy'")
+info "CLI through a pipe: cat input | alog append --no-sync $(ms "$t_papp") against cat input | cat > file $(ms "$t_pcp") = $(calc "%.2f×" "$t_papp / $t_pcp")"
+t_pcat=$(median_s $runs true "'$alog_bin' cat '$log' | cat > /dev/null")
+t_praw=$(median_s $runs true "cat '$log'/*.seg | cat > /dev/null")
+info "CLI through a pipe: alog cat | cat > /dev/null $(ms "$t_pcat") against cat of the segments | cat $(ms "$t_praw") = $(calc "%.2f×" "$t_pcat / $t_praw")"
+rm -rf "$log.p" "$work/copy"
+
 # seek on the big log: a record in the middle of a sealed segment.
 if [[ -n $big && -d $big ]]; then
   segs=("$big"/*.seg)
