@@ -173,13 +173,14 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
   const RecordRef* const recs = b.recs;
   const size_t n = b.n;
   uint8_t*& p = cur.p;
-  if (cp_first) {
+  auto checkpoint = [&] {
     encode_checkpoint(st.crc, st.pending, gen, false, p);
     p += kFrameHeaderSize;
     st.offset += kFrameHeaderSize;
     st.crc = 0;
     st.pending = 0;
-  }
+  };
+  if (cp_first) checkpoint();
   // Headers and copied payloads first. A copied one-part frame has its
   // header and payload in scratch: its CRC waits for the loop below, which
   // takes three such frames at a time.
@@ -234,13 +235,7 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
   st.crc = crc32c_extend_each(st.crc, headers_.data(), headers_.size(), kFrameHeaderSize);
   st.pending = static_cast<uint16_t>(st.pending + n);
   st.seq += n;
-  if (cp_after) {
-    encode_checkpoint(st.crc, st.pending, gen, false, p);
-    p += kFrameHeaderSize;
-    st.offset += kFrameHeaderSize;
-    st.crc = 0;
-    st.pending = 0;
-  }
+  if (cp_after) checkpoint();
   st.open_batch = false;
 }
 

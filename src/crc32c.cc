@@ -73,18 +73,19 @@ const bool kHaveSse42 = [] {
 
 bool have_sse42() { return kHaveSse42; }
 
-__attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t c = ~crc;
-  while (n >= 8) {
+namespace {
+// A chain's bytes, 8 at a time, then the last 0-7 in at most three steps,
+// not one per byte (a frame header's 12 bytes are one 8-byte and one 4-byte
+// step); on the raw register. In line: the three-chain routines below end
+// each chain with it.
+__attribute__((target("sse4.2"), always_inline)) inline uint64_t sse42_rest(uint64_t c,
+                                                                            const uint8_t* p,
+                                                                            size_t n) {
+  for (; n >= 8; n -= 8, p += 8) {
     uint64_t v;
     std::memcpy(&v, p, 8);
     c = _mm_crc32_u64(c, v);
-    p += 8;
-    n -= 8;
   }
-  // The last 0-7 bytes in at most three steps, not one per byte: a frame
-  // header's 12 bytes are one 8-byte and one 4-byte step.
   auto c32 = static_cast<uint32_t>(c);
   if (n & 4) {
     uint32_t v;
@@ -99,7 +100,12 @@ __attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data,
     p += 2;
   }
   if (n & 1) c32 = _mm_crc32_u8(c32, *p);
-  return ~c32;
+  return c32;
+}
+}  // namespace
+
+__attribute__((target("sse4.2"))) uint32_t sse42(uint32_t crc, const void* data, size_t n) {
+  return ~static_cast<uint32_t>(sse42_rest(~crc, static_cast<const uint8_t*>(data), n));
 }
 namespace {
 // Three chains of the crc32 instruction side by side over their common
@@ -142,32 +148,6 @@ __attribute__((target("sse4.2"))) uint32_t sse42_each(uint32_t crc, const uint8_
     c = _mm_crc32_u64(_mm_crc32_u64(c, w0), w1);
   }
   return ~static_cast<uint32_t>(c);
-}
-
-// A chain's last n bytes (after the three chains' common part), in line.
-__attribute__((target("sse4.2"), always_inline)) inline uint64_t sse42_rest(uint64_t c,
-                                                                            const uint8_t* p,
-                                                                            size_t n) {
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
-  }
-  auto c32 = static_cast<uint32_t>(c);
-  if (n & 4) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    c32 = _mm_crc32_u32(c32, v);
-    p += 4;
-  }
-  if (n & 2) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    c32 = _mm_crc32_u16(c32, v);
-    p += 2;
-  }
-  if (n & 1) c32 = _mm_crc32_u8(c32, *p);
-  return c32;
 }
 
 // crc32c_frames_3: header bytes 0-11 and the payload after the header, for
