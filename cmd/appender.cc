@@ -53,19 +53,19 @@ void Appender::input_moves() {
   copies_.clear();
 }
 
-void Appender::close_batch() {
+void Appender::end_open_batch() {
   closed_.push_back(views_.size());
   closed_size_ += open_size_;
   open_size_ = 0;
+}
+
+void Appender::close_batch() {
+  end_open_batch();
   if (!group_ || closed_size_ >= kGroupBytes) write_closed();
 }
 
 void Appender::flush() {
-  if (views_.size() > open_first()) {
-    closed_.push_back(views_.size());
-    closed_size_ += open_size_;
-    open_size_ = 0;
-  }
+  if (views_.size() > open_first()) end_open_batch();
   write_closed();
 }
 
@@ -84,9 +84,9 @@ void Appender::write_closed() {
       active = roll_if_old(log_, ret_) ? UINT64_MAX : log_.segments().back().start_sequence;
     const uint64_t next = log_.next_sequence();
     auto res = log_.append_batches(std::span(spans_).subspan(done, n - done));
-    if (!res || *res == 0) {
+    if (!res) {  // else at least one batch was appended
       drop(done);
-      fail(res ? Status(Errc::io, "no batch appended") : res.status(), log_.dir());
+      fail(res.status(), log_.dir());
     }
     if (active && (*active == UINT64_MAX || log_.segments().back().start_sequence != *active))
       r_.retention_removed += apply_retention(log_, ret_);

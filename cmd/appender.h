@@ -73,6 +73,8 @@ class Appender {
   // (the kernel's cost per write(2) is several microseconds: bench/README).
   static constexpr uint64_t kGroupBytes = 512 * 1024;
   size_t open_first() const { return closed_.empty() ? 0 : closed_.back(); }
+  // Closes the open batch; close_batch() also writes when it is time.
+  void end_open_batch();
   void close_batch();
   // Writes the closed batches, in as few calls as rolls allow.
   void write_closed();

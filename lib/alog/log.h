@@ -132,12 +132,12 @@ class Log {
   // Appends batches in order, each all or nothing after a crash, leaving the
   // bytes that one append() per batch would leave, but written together (one
   // pwritev where they fit): for a caller with many small batches at hand.
-  // Returns how many batches were appended: all of them, or fewer when the
-  // next one would need a roll or a disk budget check that fails (a call
-  // rolls at most once, before its first batch) or is invalid; call again
-  // with the rest, which rolls or returns that batch's error. Empty batches
-  // are skipped. next_sequence() - 1 is the last sequence appended. Errors:
-  // those of append(), for the first batch only.
+  // Returns how many batches were appended: all of them, or fewer (but at
+  // least one) when the next one would need a roll or a disk budget check
+  // that fails (a call rolls at most once, before its first batch) or is
+  // invalid; call again with the rest, which rolls or returns that batch's
+  // error. Empty batches are skipped. next_sequence() - 1 is the last
+  // sequence appended. Errors: those of append(), for the first batch only.
   Result<size_t> append_batches(std::span<const std::span<const std::string_view>> batches);
 
   // Makes everything appended so far durable. busy while a Writer runs.
