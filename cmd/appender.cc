@@ -32,25 +32,27 @@ void Appender::add(std::string_view rec, const InputReader& in) {
 }
 
 void Appender::add_owned(std::string rec, const InputReader& in) {
-  copies_.push_back(std::move(rec));
-  add(copies_.back(), in);
+  const bool all_owned = owned_ == views_.size();
+  // Its number: add() may write batches first, which moves records from
+  // views_ to written_ and leaves the sum as it is.
+  Kept& k = kept_.emplace_back(Kept{written_ + views_.size(), std::move(rec)});
+  add(k.bytes, in);
+  if (all_owned) owned_ = views_.size();
 }
 
 void Appender::input_moves() {
   write_closed();
+  if (owned_ == views_.size()) return;
+  Kept& k = kept_.emplace_back(Kept{written_ + views_.size() - 1, {}});
   uint64_t bytes = 0;
-  for (std::string_view v : views_) bytes += v.size();
-  // A vector, not a string: a short string keeps its bytes inside the
-  // object, and they would move with it.
-  std::vector<char> fresh;
-  fresh.reserve(bytes);
-  for (std::string_view& v : views_) {
-    const size_t at = fresh.size();
-    fresh.insert(fresh.end(), v.begin(), v.end());
-    v = std::string_view(fresh.data() + at, v.size());  // reserved: the bytes do not move
+  for (size_t i = owned_; i < views_.size(); i++) bytes += views_[i].size();
+  k.bytes.reserve(bytes);
+  for (size_t i = owned_; i < views_.size(); i++) {
+    const size_t at = k.bytes.size(), n = views_[i].size();
+    k.bytes.append(views_[i]);
+    views_[i] = std::string_view(k.bytes).substr(at, n);  // reserved: the bytes do not move
   }
-  owned_.swap(fresh);
-  copies_.clear();
+  owned_ = views_.size();
 }
 
 void Appender::end_open_batch() {
@@ -111,6 +113,9 @@ void Appender::drop(size_t n) {
   closed_.erase(closed_.begin(), closed_.begin() + ptrdiff_t(n));
   for (size_t& c : closed_) c -= recs;
   starts_.erase(starts_.begin(), starts_.begin() + ptrdiff_t(n));
+  written_ += recs;
+  owned_ = owned_ > recs ? owned_ - recs : 0;
+  while (!kept_.empty() && kept_.front().last < written_) kept_.pop_front();
   closed_size_ = 0;
   for (size_t i = 0; i < open_first(); i++)
     closed_size_ += format::kFrameHeaderSize + views_[i].size();

@@ -88,15 +88,24 @@ class Appender {
   uint64_t flush_ms_, sync_ms_;
   bool periodic_sync_, group_;
   // The records not yet written, in order: where add() found them (the
-  // input's buffer), or in owned_ or copies_. The closed batches end at
-  // records closed_[0] < closed_[1] < ...; the records after the last one
-  // are the open batch. starts_[b]: where batch b (closed, then the open
-  // one) starts in the input.
+  // input's buffer) or in kept_. The closed batches end at records
+  // closed_[0] < closed_[1] < ...; the records after the last one are the
+  // open batch. starts_[b]: where batch b (closed, then the open one)
+  // starts in the input. views_[i] is record written_ + i of the run.
   std::vector<std::string_view> views_;
   std::vector<size_t> closed_;
   std::vector<BatchStart> starts_;
-  std::vector<char> owned_;         // the open batch's bytes, copied by input_moves()
-  std::deque<std::string> copies_;  // add_owned()'s records since then
+  // Bytes kept for records not yet written: a piece per input_moves() (the
+  // records it copied) or per add_owned(), holding records up to number
+  // `last`; dropped once those are written. A deque: its elements never
+  // move, so the views into them (short strings' inline bytes too) hold.
+  struct Kept {
+    uint64_t last;
+    std::string bytes;
+  };
+  std::deque<Kept> kept_;
+  uint64_t written_ = 0;  // records of the run written so far
+  size_t owned_ = 0;      // views_[0, owned_) point into kept_: each record is copied once
   std::vector<std::span<const std::string_view>> spans_;  // write_closed's, kept for its capacity
   uint64_t open_size_ = 0;                                // the open batch's framed size
   uint64_t closed_size_ = 0;                              // the closed batches' framed size
