@@ -115,6 +115,11 @@ void out_flush();
 void out_write_direct(std::string_view bytes);
 // What out_json prints: the compact JSON text and "\n".
 std::string json_line(const Json& j);
+// When fd is a pipe, makes it hold `bytes` (F_SETPIPE_SZ) so that the
+// processes at its two ends wake each other once per that many bytes, not
+// every 64 KiB. Best effort: fs.pipe-max-size caps it, and a user over its
+// pipe budget is refused.
+void grow_pipe(int fd, size_t bytes);
 
 // ---- terminal ----
 bool stderr_is_tty();

@@ -1,9 +1,6 @@
 // The bulk output buffer (out_buffer.h).
 #include "out_buffer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <cstring>
 
 #include "cli.h"
@@ -11,11 +8,7 @@
 namespace alog::cli {
 
 OutBuffer::OutBuffer() : buf_(new char[kCapacity]) {
-  // A pipe on stdout holds a whole buffer, not 64 KiB: this process and the
-  // reader wake each other once per write (best effort: fs.pipe-max-size
-  // caps it, and a user over its pipe budget is refused).
-  struct stat st;
-  if (::fstat(1, &st) == 0 && S_ISFIFO(st.st_mode)) (void)::fcntl(1, F_SETPIPE_SZ, int(kCapacity));
+  grow_pipe(1, kCapacity);  // one wake-up of the reader per write
 }
 
 void OutBuffer::make_room(size_t n) {

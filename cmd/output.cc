@@ -1,7 +1,9 @@
 // The output layer: errors and warnings on stderr, data on stdout (with write
 // errors reported), terminal detection, progress and encoders.
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -155,6 +157,11 @@ void out_write_direct(std::string_view bytes) {
 
 bool stderr_is_tty() { return ::isatty(2) == 1; }
 bool stdout_is_tty() { return ::isatty(1) == 1; }
+
+void grow_pipe(int fd, size_t bytes) {
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) (void)::fcntl(fd, F_SETPIPE_SZ, int(bytes));
+}
 
 bool use_color_stdout() {
   const char* nc = std::getenv("NO_COLOR");

@@ -202,12 +202,10 @@ uint32_t Walker::data_crc(const uint8_t* p, uint32_t* running) {
   const uint64_t stop = std::min(w_->end(), w_->limit());
   for (size_t n = 1; n < 3; n++) {
     const uint64_t at = off[n - 1] + kFrameHeaderSize + get32(f[n - 1]);
-    if (at + kFrameHeaderSize > stop)
-      return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);
-    const uint8_t* q = w_->at(at);
-    const uint16_t flags = get16(q + 10);
-    if ((flags & (kFlagData | kFlagLost)) != kFlagData || at + kFrameHeaderSize + get32(q) > stop)
-      return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);
+    const uint8_t* q = at + kFrameHeaderSize <= stop ? w_->at(at) : nullptr;
+    if (!q || (get16(q + 10) & (kFlagData | kFlagLost)) != kFlagData ||
+        at + kFrameHeaderSize + get32(q) > stop)
+      return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);  // this frame alone
     f[n] = q;
     off[n] = at;
   }

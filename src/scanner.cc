@@ -274,8 +274,8 @@ size_t ScannerImpl::take_window(RecordView* out, size_t max) {
     off = off_ + uint64_t(f - base);
     n = good;
   }
-  if (n > 0) cur_off_ = off_ + uint64_t(header_of(out[n - 1]) - base);
   if (n > 0) {
+    cur_off_ = off_ + uint64_t(header_of(out[n - 1]) - base);
     cur_seq_ = pos - 1;
     payload_ = out[n - 1].payload;
     lost_ = out[n - 1].lost;
