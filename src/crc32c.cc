@@ -127,9 +127,9 @@ __attribute__((target("sse4.2"))) void sse42_3(uint32_t crc[3], const void* cons
     cb = _mm_crc32_u64(cb, vb);
     cc = _mm_crc32_u64(cc, vc);
   }
-  crc[0] = sse42(~static_cast<uint32_t>(ca), a + common, n[0] - common);
-  crc[1] = sse42(~static_cast<uint32_t>(cb), b + common, n[1] - common);
-  crc[2] = sse42(~static_cast<uint32_t>(cc), c + common, n[2] - common);
+  crc[0] = ~static_cast<uint32_t>(sse42_rest(ca, a + common, n[0] - common));
+  crc[1] = ~static_cast<uint32_t>(sse42_rest(cb, b + common, n[1] - common));
+  crc[2] = ~static_cast<uint32_t>(sse42_rest(cc, c + common, n[2] - common));
 }
 
 // One chain over `count` pieces, in order; frame headers (16 bytes) as two
@@ -165,33 +165,20 @@ __attribute__((target("sse4.2"))) void sse42_frames_3(const uint8_t* const f[3],
       running[k + 1] = ~static_cast<uint32_t>(r);
     }
   }
-  uint64_t c[3];
+  // Each chain starts with its header's 12 bytes (one 8-byte and one 4-byte
+  // step), then the payloads go through sse42_3.
+  const void* payload[3];
   size_t n[3];
   for (int k = 0; k < 3; k++) {
     uint64_t w;
     uint32_t w4;
     std::memcpy(&w, f[k], 8);
     std::memcpy(&w4, f[k] + 8, 4);
-    c[k] = _mm_crc32_u32(static_cast<uint32_t>(_mm_crc32_u64(0xFFFFFFFFu, w)), w4);
+    crc[k] = ~_mm_crc32_u32(static_cast<uint32_t>(_mm_crc32_u64(0xFFFFFFFFu, w)), w4);
+    payload[k] = f[k] + 16;
     n[k] = format::get32(f[k]);
   }
-  const uint8_t* a = f[0] + 16;
-  const uint8_t* b = f[1] + 16;
-  const uint8_t* d = f[2] + 16;
-  const size_t common = std::min(n[0], std::min(n[1], n[2])) & ~size_t{7};
-  for (size_t i = 0; i < common; i += 8) {
-    uint64_t va, vb, vd;
-    std::memcpy(&va, a + i, 8);
-    std::memcpy(&vb, b + i, 8);
-    std::memcpy(&vd, d + i, 8);
-    c[0] = _mm_crc32_u64(c[0], va);
-    c[1] = _mm_crc32_u64(c[1], vb);
-    c[2] = _mm_crc32_u64(c[2], vd);
-  }
-  c[0] = sse42_rest(c[0], a + common, n[0] - common);
-  c[1] = sse42_rest(c[1], b + common, n[1] - common);
-  c[2] = sse42_rest(c[2], d + common, n[2] - common);
-  for (int k = 0; k < 3; k++) crc[k] = ~static_cast<uint32_t>(c[k]);
+  sse42_3(crc, payload, n);
 }
 
 // Both pieces in one call of the SSE4.2 code (sse42 inlined twice).
