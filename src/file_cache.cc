@@ -159,4 +159,10 @@ std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMo
   return std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::move(fixed));
 }
 
+std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
+                                         std::unique_ptr<File> open, const uint8_t* head, size_t got) {
+  std::string fixed(reinterpret_cast<const char*>(head), std::min<size_t>(got, format::kFixedSize));
+  return std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::move(fixed));
+}
+
 }  // namespace alog::detail

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -88,5 +89,9 @@ class CachedFile final : public File {
 // read of the header to report).
 std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
                                                  std::unique_ptr<File> open);
+// The same, given the first `got` bytes of the file as the caller just read
+// them through `open` (the first 64 of them are kept).
+std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
+                                         std::unique_ptr<File> open, const uint8_t* head, size_t got);
 
 }  // namespace alog::detail

@@ -116,10 +116,10 @@ Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* d
   std::string path = path_join(dir_, name);
   const OpenMode mode = writable_ ? OpenMode::read_write : OpenMode::read;
   ALOG_ASSIGN(auto f, fs_->open(path, mode));
-  std::shared_ptr<File> file = cache_segment_file(*fs_, path, mode, std::move(f));
-  ALOG_ASSIGN(uint64_t len, file->size());
   uint8_t hdr[kHeaderSize];
-  ALOG_ASSIGN(size_t got, file->pread(hdr, kHeaderSize, 0));
+  ALOG_ASSIGN(size_t got, f->pread(hdr, kHeaderSize, 0));
+  std::shared_ptr<File> file = cache_segment_file(*fs_, path, mode, std::move(f), hdr, got);
+  ALOG_ASSIGN(uint64_t len, file->size());
   if (got < kHeaderSize) {
     *damage = corrupt(path, 0, "segment header: file has " + std::to_string(len) +
                                    " bytes, less than the 192-byte header");

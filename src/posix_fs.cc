@@ -192,7 +192,7 @@ class PosixFs final : public Fs {
       ::close(fd);
       return bad;
     }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // F_SETFL ignores the access mode and creation flags
     return std::unique_ptr<File>(new PosixFile(fd, path));
   }
 
