@@ -230,6 +230,19 @@ void Walker::skip_damaged_data() {
   if (f_.h.is_batch_end() || st_.offset == extra_boundary_) boundary_ = st_;
 }
 
+void Walker::adopt(const Walker& part, uint64_t seq_base) {
+  st_ = part.st_;
+  boundary_ = part.boundary_;
+  f_ = part.f_;
+  st_.seq += seq_base;
+  boundary_.seq += seq_base;
+  if (f_.h.is_data()) f_.seq += seq_base;
+  f_.payload = nullptr;
+  expected_ = part.expected_;
+  found_ = part.found_;
+  ahead_n_ = ahead_i_ = 0;
+}
+
 Stop Walker::run() {
   Stop s;
   while ((s = step()) == Stop::none) {

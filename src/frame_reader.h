@@ -157,6 +157,11 @@ class Walker {
   }
   // Makes `offset` a batch boundary too (the winning slot's synced offset).
   void add_boundary(uint64_t offset) { extra_boundary_ = offset; }
+  // Stands where `part` stands: a walk over the same segment (another window
+  // on it) that started in a checkpoint's reset state and counted sequences
+  // from 0, where this walk's sequence there is `seq_base` (walk_split.h).
+  // The frame is told without its payload.
+  void adopt(const Walker& part, uint64_t seq_base);
   // Runs step() until something other than Stop::none.
   Stop run();
 

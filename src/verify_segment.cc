@@ -6,6 +6,7 @@
 
 #include "frame_reader.h"
 #include "verify_segment.h"
+#include "walk_split.h"
 
 namespace alog::detail {
 
@@ -24,8 +25,77 @@ Problem problem(const std::string& file, std::optional<uint64_t> off, std::strin
   return p;
 }
 
-Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& writer, const VerifyOptions& opt,
-                                 const std::function<void(uint64_t)>& progress) {
+namespace {
+
+// What a walk counts of the frames it accepts; a helper's part keeps its own.
+struct Tally {
+  uint64_t records = 0, payload_bytes = 0, batches = 0, checkpoints = 0;
+  Histogram payload_sizes{};
+  Histogram batch_sizes{};  // of every batch but the first (its first may have begun before it)
+  bool ended = false;       // a BatchEnd was met
+  uint64_t lead = 0;        // records up to the first BatchEnd
+  uint64_t open = 0;        // records since the last BatchEnd (or the start)
+  std::vector<std::pair<uint64_t, uint64_t>> lost;  // a part's lost frames: offset, sequence from 0
+  struct Synced {
+    uint64_t frame_off;
+    WalkState after;  // sequence from 0
+  };
+  std::optional<Synced> synced;  // a part's first frame to reach the synced offset
+
+  void frame(const FrameInfo& f) {
+    if (f.h.is_checkpoint()) checkpoints++;
+    if (!f.h.is_data()) return;
+    records++;
+    if (!f.h.is_lost()) {
+      payload_bytes += f.h.word;
+      payload_sizes[hist_bucket(f.h.word)]++;
+    }
+    open++;
+    if (!f.h.is_batch_end()) return;
+    batches++;
+    end_batch(open);
+    open = 0;
+  }
+  void end_batch(uint64_t size) {
+    if (ended) batch_sizes[hist_bucket(size)]++;
+    else lead = size;
+    ended = true;
+  }
+  // Counts the part that follows this walk's frames, walked by another.
+  void add(const Tally& t) {
+    records += t.records;
+    payload_bytes += t.payload_bytes;
+    batches += t.batches;
+    checkpoints += t.checkpoints;
+    for (size_t k = 0; k < kHistBuckets; k++) {
+      payload_sizes[k] += t.payload_sizes[k];
+      batch_sizes[k] += t.batch_sizes[k];
+    }
+    if (!t.ended) {
+      open += t.open;
+      return;
+    }
+    end_batch(open + t.lead);  // the batch open here ends in that part
+    open = t.open;
+  }
+  // The totals of a walk that began at a batch boundary.
+  void add_to(SegmentReport& sr, SegmentWalk& out) const {
+    sr.records += records;
+    sr.payload_bytes += payload_bytes;
+    sr.batches += batches;
+    sr.checkpoints += checkpoints;
+    for (size_t k = 0; k < kHistBuckets; k++) {
+      out.payload_sizes[k] += payload_sizes[k];
+      out.batch_sizes[k] += batch_sizes[k];
+    }
+    if (ended) out.batch_sizes[hist_bucket(lead)]++;
+  }
+};
+
+}  // namespace
+
+Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, const LockProbe& writer,
+                                 const VerifyOptions& opt, const std::function<void(uint64_t)>& progress) {
   SegmentWalk out;
   SegmentReport& sr = out.sr;
   SegmentDetail& sd = out.sd;
@@ -59,7 +129,6 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& 
   FrameWindow w(l.file.get(), l.length, 1 << 20);
   Walker walk(&w, l.h.generation, read_state(slot), !opt.headers_only);
   walk.add_boundary(slot.synced_offset);
-  uint64_t batch_records = 0;
   bool synced_checked = slot.synced_offset == slot.read_offset &&
                         slot.synced_sequence == slot.first_sequence &&
                         slot.synced_crc == slot.read_crc &&
@@ -70,43 +139,72 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& 
                                    "the slot's synced state disagrees with its read state at the same offset"));
   synced_checked = synced_checked || slot.synced_offset == slot.read_offset;
   // The first frame to reach the synced offset must end exactly there, in
-  // the slot's synced state. When the state disagrees (damage before the
-  // synced offset), the main walk goes on in the slot's state, as readers
-  // and the writer do: what follows was written in that state. (A walk that
-  // goes on tentatively past payload damage does not: a disagreement means
-  // its headers are not confirmed.) True when the state disagreed.
+  // the slot's synced state: what is wrong if not (nothing when all is well).
+  auto synced_problem = [&](uint64_t frame_off, const WalkState& after) -> std::optional<Problem> {
+    if (after.offset > slot.synced_offset)
+      return problem(l.name, frame_off, "synced_offset", Classification::corruption,
+                     "a frame passes over the synced offset " + std::to_string(slot.synced_offset),
+                     "a frame boundary at " + std::to_string(slot.synced_offset),
+                     "frame " + std::to_string(frame_off) + ".." + std::to_string(after.offset));
+    if (after.seq != slot.synced_sequence || after.crc != slot.synced_crc ||
+        after.pending != slot.synced_pending)
+      return problem(l.name, after.offset, "synced_offset", Classification::corruption,
+                     "walk state at the synced offset disagrees with the slot",
+                     "sequence " + std::to_string(slot.synced_sequence) + ", crc " + hex32(slot.synced_crc) +
+                         ", pending " + std::to_string(slot.synced_pending),
+                     "sequence " + std::to_string(after.seq) + ", crc " + hex32(after.crc) + ", pending " +
+                         std::to_string(after.pending));
+    return std::nullopt;
+  };
+  // When the state disagrees (damage before the synced offset), the main
+  // walk goes on in the slot's state, as readers and the writer do: what
+  // follows was written in that state. (A walk that goes on tentatively past
+  // payload damage does not: a disagreement means its headers are not
+  // confirmed.) True when the check found a problem.
   auto check_synced = [&](bool& checked, uint64_t frame_off, Walker& walker,
                           std::vector<Problem>& found, bool main_walk) {
     const WalkState after = walker.state();
     if (checked || after.offset < slot.synced_offset) return false;
     checked = true;
-    if (after.offset > slot.synced_offset) {
-      found.push_back(problem(l.name, frame_off, "synced_offset", Classification::corruption,
-                            "a frame passes over the synced offset " +
-                                std::to_string(slot.synced_offset),
-                            "a frame boundary at " + std::to_string(slot.synced_offset),
-                            "frame " + std::to_string(frame_off) + ".." +
-                                std::to_string(after.offset)));
-      return true;
+    auto p = synced_problem(frame_off, after);
+    if (!p) return false;
+    found.push_back(std::move(*p));
+    if (main_walk && after.offset == slot.synced_offset) {
+      WalkState s = synced_state(slot);
+      s.open_batch = after.open_batch;
+      walker.restart(s);
     }
-    if (after.seq != slot.synced_sequence || after.crc != slot.synced_crc ||
-        after.pending != slot.synced_pending) {
-      found.push_back(problem(
-          l.name, after.offset, "synced_offset", Classification::corruption,
-          "walk state at the synced offset disagrees with the slot",
-          "sequence " + std::to_string(slot.synced_sequence) + ", crc " + hex32(slot.synced_crc) +
-              ", pending " + std::to_string(slot.synced_pending),
-          "sequence " + std::to_string(after.seq) + ", crc " + hex32(after.crc) + ", pending " +
-              std::to_string(after.pending)));
-      if (main_walk) {
-        WalkState s = synced_state(slot);
-        s.open_batch = after.open_batch;
-        walker.restart(s);
-      }
-      return true;
-    }
-    return false;
+    return true;
   };
+  // Later parts of a long segment are walked on helper threads (jobs left
+  // over when there are fewer segments than jobs), each into a tally of its
+  // own, sequences counted from 0; the main walk takes a part over when it
+  // reaches its checkpoint (walk_split.h).
+  std::vector<Tally> part(std::max<size_t>(parts, 1));
+  SplitWalk split({l.file.get(), l.length, l.h.generation, slot.read_offset, slot.synced_offset, !opt.headers_only},
+                  part.size(), [&](size_t i, const Walker& hw) {
+                    const FrameInfo& f = hw.frame();
+                    if (!part[i].synced && hw.state().offset >= slot.synced_offset)
+                      part[i].synced = {f.offset, hw.state()};
+                    part[i].frame(f);
+                  });
+  // A part is taken as walked unless the main walk would have restarted in
+  // the slot's state inside it (then it walks the part itself).
+  const std::function<bool(size_t, uint64_t)> accept = [&](size_t i, uint64_t base) {
+    Tally& t = part[i];
+    if (!synced_checked && t.synced) {
+      WalkState after = t.synced->after;
+      after.seq += base;
+      auto p = synced_problem(t.synced->frame_off, after);
+      if (p && after.offset == slot.synced_offset) return false;
+      synced_checked = true;
+      if (p) out.problems.push_back(std::move(*p));
+    }
+    for (auto [off, seq] : t.lost) out.lost.add(l.name, off, base + seq);
+    part[0].add(t);
+    return true;
+  };
+  Tally& tally = part[0];
   Stop stop;
   struct Damaged {
     uint64_t offset, seq, cut_at;
@@ -162,39 +260,25 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& 
         if (damaged.empty()) sd.damage_boundary = walk.boundary();
         damaged.insert(damaged.end(), bad.begin(), bad.end());
         for (auto [off, seq] : t_lost) out.lost.add(l.name, off, seq);
-        sr.records += t.state().seq - before.seq;
+        tally.records += t.state().seq - before.seq;
         walk = t;
         if (ts == Stop::eof) {
           stop = Stop::eof;
           break;
         }
-        sr.checkpoints++;
+        tally.checkpoints++;
         continue;
       }
     }
     if (stop != Stop::none) break;
     const FrameInfo& f = walk.frame();
-    const WalkState& after = walk.state();
     if (!synced_checked) check_synced(synced_checked, f.offset, walk, out.problems, true);
-    if (f.h.is_data()) {
-      sr.records++;
-      if (f.h.is_lost()) {
-        out.lost.add(l.name, f.offset, f.seq);
-      } else {
-        sr.payload_bytes += f.h.word;
-        out.payload_sizes[hist_bucket(f.h.word)]++;
-      }
-      batch_records++;
-      if (f.h.is_batch_end()) {
-        sr.batches++;
-        out.batch_sizes[hist_bucket(batch_records)]++;
-        batch_records = 0;
-      }
-    } else if (f.h.is_checkpoint()) {
-      sr.checkpoints++;
-    }
-    if (progress && (sr.records & 0xFFFF) == 0) progress(after.offset);
+    if (f.h.is_lost()) out.lost.add(l.name, f.offset, f.seq);
+    tally.frame(f);
+    if (progress && (tally.records & 0xFFFF) == 0) progress(walk.state().offset);
+    split.join(walk, accept);
   }
+  tally.add_to(sr, out);
   const WalkState& at = walk.state();
   sd.stop = stop;
   sd.stop_state = at;
@@ -276,11 +360,12 @@ namespace alog::detail {
 std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, const LockProbe& writer,
                                                const VerifyOptions& opt, uint64_t total) {
   const size_t n = segs.size();
+  const size_t split = n == 0 ? 1 : std::max<size_t>(opt.jobs / n, 1);
   std::vector<Result<SegmentWalk>> out;
   out.reserve(n);
   auto one = [&](size_t i, const std::function<void(uint64_t)>& progress) -> Result<SegmentWalk> {
     if (!segs[i].header_ok) return SegmentWalk{};
-    return walk_segment(segs[i], i + 1 == n, writer, opt, progress);
+    return walk_segment(segs[i], i + 1 == n, split, writer, opt, progress);
   };
   uint64_t done = 0;
   const size_t jobs = std::min<size_t>(std::max<unsigned>(opt.jobs, 1), n);

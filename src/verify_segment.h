@@ -46,15 +46,17 @@ Problem problem(const std::string& file, std::optional<uint64_t> off, std::strin
                 Classification c, std::string message, std::string expected = {},
                 std::string found = {});
 
-// Walks one segment whose header and slots are readable; calls progress
-// with the bytes of it walked now and then (may be empty); asks `writer`
-// only at a torn tail of the active segment. Errors: io, and stopped
-// (interrupt.h).
-Result<SegmentWalk> walk_segment(const Loaded& l, bool active, const LockProbe& writer,
+// Walks one segment whose header and slots are readable, on up to `parts`
+// threads when it is long (walk_split.h; the same findings on any number);
+// calls progress with the bytes of it walked now and then (may be empty);
+// asks `writer` only at a torn tail of the active segment. Errors: io, and
+// stopped (interrupt.h).
+Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, const LockProbe& writer,
                                  const VerifyOptions& opt, const std::function<void(uint64_t)>& progress);
 
 // walk_segment for every segment whose header is readable (the others get
-// an empty report), on opt.jobs threads; opt.progress gets the bytes of
+// an empty report), on opt.jobs threads (a segment's walk split across the
+// jobs left over when there are fewer segments than jobs); opt.progress gets the bytes of
 // `total` walked (after each segment when jobs > 1).
 std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, const LockProbe& writer,
                                                const VerifyOptions& opt, uint64_t total);

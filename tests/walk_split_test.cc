@@ -1,0 +1,169 @@
+// A segment's walk split across threads at a checkpoint found ahead ends
+// where one thread's walk ends, in the same state, whatever lies in the
+// part the helper walked: and a checkpoint that is only payload bytes
+// leaves the walk to one thread.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "alog/fs.h"
+#include "frame_reader.h"
+#include "long_segment.h"
+#include "walk_split.h"
+
+using namespace alog;
+using namespace alog::detail;
+using namespace alog::test;
+
+namespace {
+
+struct End {
+  Stop stop;
+  WalkState state, boundary;
+  std::string expected, found;
+  bool operator==(const End& o) const {
+    return stop == o.stop && state.offset == o.state.offset && state.seq == o.state.seq &&
+           state.crc == o.state.crc && state.pending == o.state.pending &&
+           state.open_batch == o.state.open_batch && boundary.offset == o.boundary.offset &&
+           boundary.seq == o.boundary.seq && expected == o.expected && found == o.found;
+  }
+};
+
+struct Segment {
+  std::unique_ptr<File> file;
+  uint64_t limit;
+  explicit Segment(const std::string& d) {
+    auto f = posix_fs().open(long_segment(d), OpenMode::read);
+    REQUIRE(f.is_ok());
+    file = std::move(*f);
+    limit = file_size(long_segment(d));
+  }
+  SplitWalk::Setup setup() const { return {file.get(), limit, 1, format::kHeaderSize, 0, true}; }
+};
+
+// One thread's walk from the first frame; `stepped` gets every frame's offset.
+End walk_alone(const Segment& s, std::set<uint64_t>* stepped = nullptr) {
+  FrameWindow w(s.file.get(), s.limit);
+  Walker walk(&w, 1, WalkState{}, true);
+  Stop stop;
+  while (true) {
+    if (stepped) stepped->insert(walk.state().offset);
+    if ((stop = walk.step()) != Stop::none) break;
+  }
+  return {stop, walk.state(), walk.boundary(), walk.expected(), walk.found()};
+}
+
+// The same walk with a helper on the second half; `joined` tells whether
+// the main walk took the helper's part over.
+End walk_split(const Segment& s, bool* joined, size_t* helper_frames = nullptr) {
+  FrameWindow w(s.file.get(), s.limit);
+  Walker walk(&w, 1, WalkState{}, true);
+  size_t frames = 0;
+  SplitWalk split(s.setup(), 2, [&](size_t part, const Walker&) {
+    CHECK(part == 1);
+    frames++;
+  });
+  REQUIRE(split.helpers() == 1);
+  REQUIRE(split.next() > format::kHeaderSize);
+  REQUIRE(split.next() < s.limit);
+  *joined = false;
+  Stop stop;
+  while ((stop = walk.step()) == Stop::none) *joined = split.join(walk, {}) || *joined;
+  if (helper_frames) *helper_frames = frames;
+  return {stop, walk.state(), walk.boundary(), walk.expected(), walk.found()};
+}
+
+}  // namespace
+
+TEST_CASE("a long segment's walk split at a checkpoint ahead ends at its EOF in the state of one thread's walk") {
+  TempDir t;
+  Segment s(make_long_log(t));
+  End alone = walk_alone(s);
+  REQUIRE(alone.stop == Stop::eof);
+  REQUIRE(alone.state.seq == kLongRecords);
+  bool joined;
+  size_t helper_frames;
+  End split = walk_split(s, &joined, &helper_frames);
+  CHECK(joined);
+  CHECK(helper_frames > kLongRecords / 3);  // the helper walked a part of its own
+  CHECK(split == alone);
+}
+
+TEST_CASE("damage in the part a helper walked is met again by the main walk, at the same frame and with the same finding") {
+  for (int rec : {150000, 209999}) {
+    CAPTURE(rec);
+    for (uint64_t at : {uint64_t(50), uint64_t(10) - 16}) {  // a payload byte; the header's flags
+      TempDir t;
+      const std::string d = make_long_log(t);
+      set_byte(long_segment(d), payload_offset(d, rec) + at, 0xff);
+      Segment s(d);
+      End alone = walk_alone(s);
+      REQUIRE(alone.stop != Stop::eof);
+      REQUIRE(alone.state.seq == uint64_t(rec));
+      bool joined;
+      End split = walk_split(s, &joined);
+      CHECK(joined);
+      CHECK(split == alone);
+    }
+  }
+}
+
+TEST_CASE("damage before the split point stops the main walk there, and the helper's part is never taken") {
+  TempDir t;
+  const std::string d = make_long_log(t);
+  set_byte(long_segment(d), payload_offset(d, 1000) + 5, 0x00);
+  Segment s(d);
+  End alone = walk_alone(s);
+  REQUIRE(alone.stop == Stop::frame_crc);
+  bool joined;
+  End split = walk_split(s, &joined);
+  CHECK_FALSE(joined);
+  CHECK(split == alone);
+}
+
+TEST_CASE("payload bytes that look like a checkpoint where the split falls leave the walk to one thread, with the same end") {
+  TempDir t;
+  Segment s(make_long_log(t, /*fake_checkpoint=*/true));
+  std::set<uint64_t> stepped;
+  End alone = walk_alone(s, &stepped);
+  REQUIRE(alone.stop == Stop::eof);
+  {
+    SplitWalk probe(s.setup(), 2);
+    REQUIRE(probe.helpers() == 1);
+    REQUIRE_FALSE(stepped.count(probe.next()));  // the split point is inside a payload
+  }
+  bool joined;
+  End split = walk_split(s, &joined);
+  CHECK_FALSE(joined);
+  CHECK(split == alone);
+}
+
+TEST_CASE("a walk shorter than two parts of 8 MiB is not split") {
+  TempDir t;
+  const std::string d = t / "log";
+  {
+    auto log = Log::open(d);
+    REQUIRE(log.is_ok());
+    std::vector<std::string> recs(1000, std::string(100, 'x'));
+    std::vector<std::string_view> views(recs.begin(), recs.end());
+    for (int b = 0; b < 100; b++) REQUIRE((*log)->append(views).is_ok());  // 11.6 MB
+  }
+  Segment s(d);
+  SplitWalk split(s.setup(), 2);
+  CHECK(split.helpers() == 0);
+  CHECK(split.next() == UINT64_MAX);
+}
+
+TEST_CASE("find_checkpoint finds the first checkpoint header valid on its own in the range, and none past its end") {
+  TempDir t;
+  Segment s(make_long_log(t));
+  std::set<uint64_t> stepped;
+  walk_alone(s, &stepped);
+  auto first = find_checkpoint(*s.file, 1, 1 << 20, 2 << 20);
+  REQUIRE(first);
+  CHECK(stepped.count(*first));
+  CHECK(*first >= (1u << 20));
+  // Checkpoints end the batches of 1,000 records here: none in 1 KiB after one.
+  CHECK_FALSE(find_checkpoint(*s.file, 1, *first + 1, *first + 1024));
+  CHECK_FALSE(find_checkpoint(*s.file, 2, 1 << 20, 2 << 20));  // another generation
+}
