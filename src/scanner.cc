@@ -60,6 +60,12 @@ class ScannerImpl {
   size_t take_window(RecordView* out, size_t max);
   void accept(const uint8_t* p, const format::FrameHeader& h);
   Result<size_t> next_batch(std::span<RecordView> out);
+  // Whether the CRC of the data frame at `at` (its header at f in the
+  // window) matches. Taken with the data frames that follow it whole in the
+  // window (up to kAhead), three side by side: the ones that match are
+  // known for the calls that reach them next (next() takes one at a time;
+  // the walker's look-ahead does the same, Walker::data_crc).
+  bool frame_crc_ok(const uint8_t* f, uint64_t at);
 
   const LogImpl* log_;
   uint64_t pos_;
@@ -74,7 +80,42 @@ class ScannerImpl {
   bool lost_ = false;
   std::string_view payload_;
   std::string file_;
+  // The frames after the one frame_crc_ok() was asked for whose CRCs
+  // matched, in order, while the window holds the same bytes (ahead_fills_).
+  // Two: one call of crc32c_frames_3. (Measured with 100-byte records,
+  // next() per record: 21 ns; looking 5 frames ahead 22.3 ns, 30 24.4 ns.)
+  static constexpr size_t kAhead = 2;
+  uint64_t ahead_[kAhead] = {};
+  size_t ahead_i_ = 0, ahead_n_ = 0;
+  uint64_t ahead_fills_ = 0;
 };
+
+bool ScannerImpl::frame_crc_ok(const uint8_t* f, uint64_t at) {
+  if (ahead_i_ < ahead_n_ && ahead_[ahead_i_] == at && ahead_fills_ == win_->fills()) {
+    ahead_i_++;
+    return true;
+  }
+  const uint8_t* fr[kAhead + 1] = {f};
+  uint64_t off[kAhead + 1] = {at};
+  size_t n = 1;
+  const uint64_t stop = std::min(win_->end(), r_.end);
+  for (uint64_t o = at + kFrameHeaderSize + get32(f); n < kAhead + 1; n++) {
+    const uint8_t* q = o + kFrameHeaderSize <= stop ? win_->at(o) : nullptr;
+    if (!q || (get16(q + 10) & (kFlagData | kFlagLost)) != kFlagData || o + kFrameHeaderSize + get32(q) > stop)
+      break;
+    fr[n] = q;
+    off[n] = o;
+    o += kFrameHeaderSize + get32(q);
+  }
+  uint32_t c[kAhead + 1];
+  size_t k = 0;
+  for (; k + 3 <= n; k += 3) crc32c_frames_3(fr + k, c + k);
+  for (; k < n; k++) c[k] = frame_crc(fr[k], fr[k] + kFrameHeaderSize, get32(fr[k]));
+  ahead_i_ = ahead_n_ = 0;
+  ahead_fills_ = win_->fills();
+  for (k = 1; k < n && c[k] == get32(fr[k] + 12); k++) ahead_[ahead_n_++] = off[k];
+  return c[0] == get32(f + 12);
+}
 
 // Makes the checked data frame at off_ (header h, bytes at p) the current
 // record and moves past it.
@@ -92,16 +133,29 @@ void ScannerImpl::accept(const uint8_t* p, const FrameHeader& h) {
 // recycled, and the frame passes next()'s checks. false when anything else
 // holds (next() then does the full work, and reports what it finds).
 bool ScannerImpl::next_in_window() {
-  const uint64_t seq = cur_seq_, at = cur_off_;
-  RecordView r;
-  if (take_window(&r, 1) == 0) return false;
-  if (!seg_->reaped()) return true;
-  // A recycle began while we read: back to that frame, for next() to report.
-  pos_ = r.sequence;
-  off_ = cur_off_;
-  cur_seq_ = seq;
-  cur_off_ = at;
-  return false;
+  if (!seg_ || seg_->cuts() != cuts_seen_ || !win_->holds(off_, 0)) return false;
+  const uint64_t next = to_ && *to_ < r_.next ? *to_ + 1 : r_.next;
+  const uint64_t end = r_.end, wend = win_->end();
+  if (pos_ >= next) return false;
+  // take_window(.., 1) without its batch's bookkeeping: next() takes one
+  // record per call, and this is most of its cost.
+  uint64_t off = off_;
+  const uint8_t* p;
+  FrameHeader h;
+  while (true) {
+    if (off >= end || off + kFrameHeaderSize > wend) return false;
+    p = win_->at(off);
+    h = decode_frame_header(p);
+    if (!h.is_checkpoint()) break;
+    off += kFrameHeaderSize;
+  }
+  const uint64_t after = off + kFrameHeaderSize + h.word;
+  if (!data_frame_ok(h, seg_->generation(), off, end) || after > wend || !frame_crc_ok(p, off)) return false;
+  // A recycle began while we read: what we read is meaningless (next() reports it).
+  if (seg_->reaped()) return false;
+  off_ = off;
+  accept(p, h);
+  return true;
 }
 
 Result<bool> ScannerImpl::next() {
@@ -262,9 +316,9 @@ size_t ScannerImpl::take_window(RecordView* out, size_t max) {
     good += k;
     bad = k < 3;
   }
-  while (!bad && good < n) {  // the last one or two
+  while (!bad && good < n) {  // the last one or two (next(): one at a time)
     const uint8_t* f = header_of(out[good]);
-    bad = frame_crc(f, f + kFrameHeaderSize, get32(f)) != get32(f + 12);
+    bad = !frame_crc_ok(f, off_ + uint64_t(f - base));
     if (!bad) good++;
   }
   if (good < n) {
