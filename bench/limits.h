@@ -297,7 +297,10 @@ inline double walk_files_ns(const std::vector<std::string>& files, uint64_t* fra
 }
 
 // Mean ns of one pread of `n` bytes at random `n`-aligned offsets of a cached file.
-inline double pread_random_ns(const std::string& file, size_t n, uint64_t count, uint32_t seed) {
+// With aligned = false the offsets are any byte offset (a read then
+// usually spans one page more).
+inline double pread_random_ns(const std::string& file, size_t n, uint64_t count, uint32_t seed,
+                              bool aligned = true) {
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) die("open " + file);
   struct stat st;
@@ -309,7 +312,7 @@ inline double pread_random_ns(const std::string& file, size_t n, uint64_t count,
   uint64_t x = seed;
   for (auto& o : offs) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
-    o = ((x >> 17) % slots) * n;
+    o = aligned ? ((x >> 17) % slots) * n : (x >> 17) % (static_cast<uint64_t>(st.st_size) - n + 1);
   }
   uint64_t t0 = now_ns();
   for (uint64_t o : offs)

@@ -191,9 +191,8 @@ int main() {
     const char* name;
     uint32_t stride;
     size_t gap;
-    double target_ns;
   };
-  for (Gap g : {Gap{"~4 KiB", 35, 4096, 1200}, Gap{"~64 KiB", 565, 65536, 8000}}) {
+  for (Gap g : {Gap{"~4 KiB", 35, 4096}, Gap{"~64 KiB", 565, 65536}}) {
     uint64_t n = scaled(300000, 30000);
     std::string dir = tmp.sub("rand");
     Built b = build(dir, 100, n, g.stride, g.stride);
@@ -217,8 +216,11 @@ int main() {
     auto lim = [&] { return limits::pread_random_ns(b.files[0], g.gap, count, seed++); };
     Pair r = interleave(rounds, fig, lim);
     row(std::string("random read(seq), warm, checkpoint gap ") + g.name, dur(r.fig),
-        dur(r.lim) + " pread of " + bytes(double(g.gap)), r.fig / r.lim,
-        "≤ " + dur(g.target_ns), r.fig <= g.target_ns);
+        dur(r.lim) + " pread of " + bytes(double(g.gap)), r.fig / r.lim, "≤ 1.5× (issue 14)",
+        r.fig / r.lim <= 1.5);
+    const double unaligned = limits::pread_random_ns(b.files[0], g.gap, count, seed++, /*aligned=*/false);
+    info(std::string("read(seq) bound at gap ") + g.name + ": a gap starts where a checkpoint ends, at any byte: the same pread at unaligned offsets takes " +
+         dur(unaligned) + " (read(seq) is " + fmt("%.2f", r.fig / unaligned) + "× that)");
     // What each read asks of the file system, counted at the Fs seam.
     CountingFs fs(alog::posix_fs());
     alog::Options ro;

@@ -101,3 +101,37 @@ TEST_CASE("a damaged header inside a checkpoint gap is reported at that frame by
     CHECK(r.status().message().find("generation") != std::string::npos);
   }
 }
+
+TEST_CASE("reads by sequence find every record when checkpoints are unevenly spaced, before and after the front is truncated") {
+  // A checkpoint after every batch (stride 1), batches of 1 to 2,000
+  // records: the index's entries are far from evenly spaced in sequence,
+  // so the search from an evenly spaced guess must walk out to them.
+  TempDir t;
+  Options o;
+  o.checkpoint_stride = 1;
+  o.max_segment_size = 64 << 20;
+  auto log = must_open(t / "log", o);
+  std::vector<std::string> all;
+  const int sizes[] = {1, 2000, 3, 1, 700, 1, 1, 1500, 9, 1};
+  for (int round = 0; round < 3; round++) {
+    for (int size : sizes) {
+      std::vector<std::string> batch;
+      for (int j = 0; j < size; j++) batch.push_back(std::to_string(all.size() + batch.size()));
+      std::vector<std::string_view> v(batch.begin(), batch.end());
+      REQUIRE(log->append(v).is_ok());
+      all.insert(all.end(), batch.begin(), batch.end());
+    }
+  }
+  auto read_all = [&](uint64_t from) {
+    for (uint64_t i = from; i < all.size(); i++) {
+      auto r = log->read(i);
+      REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+      CHECK(r->payload == all[i]);
+    }
+    CHECK(log->read(all.size()).status().is(Errc::not_found));
+  };
+  read_all(0);
+  REQUIRE(log->truncate_before(2500).is_ok());
+  read_all(2500);
+  CHECK(log->read(2499).status().is(Errc::not_found));
+}
