@@ -1,10 +1,14 @@
 // Recovery of the active segment on open (FORMAT.md "Opening for writing"),
 // the read-only tail walk, cutting at a batch boundary and lost+found/.
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <thread>
 
 #include "log_impl.h"
 #include "lost_found.h"
+#include "walk_split.h"
 
 namespace alog {
 
@@ -67,6 +71,29 @@ Status LogImpl::cut_at(const SegmentPtr& seg, const WalkState& b, const char* re
   return {};
 }
 
+namespace {
+
+// Tails shorter than this are walked on one thread.
+constexpr uint64_t kSplitTail = 16 << 20;
+
+// walk.run() over the window w of seg, on up to one thread per CPU (at most
+// four) when what is left of the segment is long (walk_split.h). Only for
+// walks nothing waits on part by part: a background tail walk publishes its
+// range as it goes, and a scan reads behind it on the other CPU.
+Stop run_split(Walker& walk, FrameWindow& w, const Segment& seg) {
+  const uint64_t from = walk.state().offset;
+  size_t parts = 1;
+  if (w.limit() > from && w.limit() - from >= kSplitTail)
+    parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  SplitWalk split({w.file(), w.limit(), seg.generation(), from, 0, true}, parts);
+  const std::function<bool(size_t, uint64_t)> take_all;
+  Stop s;
+  while ((s = walk.step()) == Stop::none) split.join(walk, take_all);
+  return s;
+}
+
+}  // namespace
+
 Status LogImpl::recover_active(const SegmentPtr& seg) {
   slot_written_ = false;  // until this process writes one (below, or at the next roll)
   Slot slot = seg->slot();
@@ -75,7 +102,7 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
   WalkState start = synced_state(slot);
   FrameWindow w(&f, len);
   Walker walk(&w, seg->generation(), start, /*read_payloads=*/true);
-  Stop stop = walk.run();
+  Stop stop = run_split(walk, w, *seg);
   if (stop == Stop::io_error) return w.error();
   auto r = seg->range();
   if (stop == Stop::eof) {
@@ -176,7 +203,7 @@ Status LogImpl::walk_active_for_read(const SegmentPtr& seg, TailWalk* progress) 
       rewritten_ = true;
     } else {
       Walker walk(&w, seg->generation(), *resume_, /*read_payloads=*/true);
-      stop = walk.run();
+      stop = run_split(walk, w, *seg);
       if (stop == Stop::io_error) return w.error();
       if (stop == Stop::eof || walk.state().offset >= slot.synced_offset) done = walk;
       else rewritten_ = true;
@@ -184,7 +211,7 @@ Status LogImpl::walk_active_for_read(const SegmentPtr& seg, TailWalk* progress) 
   }
   if (!done) {
     Walker walk(&w, seg->generation(), synced_state(slot), /*read_payloads=*/true);
-    stop = progress ? run_publishing(walk, *seg, *progress) : walk.run();
+    stop = progress ? run_publishing(walk, *seg, *progress) : run_split(walk, w, *seg);
     if (stop == Stop::io_error) return w.error();
     done = walk;
   }

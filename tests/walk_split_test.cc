@@ -7,6 +7,7 @@
 #include <set>
 
 #include "alog/fs.h"
+#include "alog/verify.h"
 #include "frame_reader.h"
 #include "long_segment.h"
 #include "walk_split.h"
@@ -166,4 +167,39 @@ TEST_CASE("find_checkpoint finds the first checkpoint header valid on its own in
   // Checkpoints end the batches of 1,000 records here: none in 1 KiB after one.
   CHECK_FALSE(find_checkpoint(*s.file, 1, *first + 1, *first + 1024));
   CHECK_FALSE(find_checkpoint(*s.file, 2, 1 << 20, 2 << 20));  // another generation
+}
+
+TEST_CASE("opening a log whose long unsynced tail is torn in either half ends it at the batch before the tear, for reading and for writing") {
+  // 24 MB unsynced after the first 1,000 records: the open's walk of the
+  // tail is split across the CPUs (when there are several).
+  for (int torn : {30000, 150000, 209500}) {
+    for (bool payload : {false, true}) {
+      CAPTURE(torn);
+      CAPTURE(payload);
+      TempDir t;
+      const std::string d = make_long_log(t, false, 1000);
+      const uint64_t at = payload_offset(d, torn);
+      if (payload) set_byte(long_segment(d), at + 40, 0x00);  // a bad CRC: a torn tail in unsynced bytes
+      else truncate_file(long_segment(d), at + 40);           // a frame cut short
+      const uint64_t boundary = uint64_t(torn - torn % 1000);  // batches of 1,000
+      {
+        auto r = Log::open_read(d);
+        REQUIRE(r.is_ok());
+        CHECK((*r)->next_sequence() == boundary);
+        auto last = (*r)->read(boundary - 1);
+        REQUIRE(last.is_ok());
+        CHECK(last->payload == long_payload(int(boundary - 1), false));
+      }
+      {
+        auto w = Log::open(d);
+        REQUIRE(w.is_ok());
+        CHECK((*w)->next_sequence() == boundary);
+        REQUIRE((*w)->close().is_ok());
+      }
+      auto rep = verify(d);
+      REQUIRE(rep.is_ok());
+      CHECK(rep->clean());
+      CHECK(rep->next_sequence == boundary);
+    }
+  }
 }
