@@ -109,7 +109,7 @@ Stop Walker::fail(Stop s, std::string expected, std::string found) {
   return s;
 }
 
-Stop Walker::step() {
+Stop Walker::step_any() {
   f_.offset = st_.offset;
   f_.seq = 0;
   f_.payload = nullptr;
@@ -183,16 +183,8 @@ Stop Walker::step() {
   return Stop::none;
 }
 
-uint32_t Walker::data_crc(const uint8_t* p, uint32_t* running) {
-  if (ahead_i_ < ahead_n_) {
-    const Ahead& a = ahead_[ahead_i_];
-    if (a.offset == st_.offset && a.running_before == *running && ahead_fills_ == w_->fills()) {
-      ahead_i_++;
-      *running = a.running_after;
-      return a.crc;
-    }
-    ahead_n_ = ahead_i_ = 0;
-  }
+uint32_t Walker::data_crc_3(const uint8_t* p, uint32_t* running) {
+  ahead_n_ = ahead_i_ = 0;
   // This frame and the next two when they look like data frames wholly in
   // the window: their CRCs side by side, kept for the next two steps (which
   // check everything about those frames as usual, and use these only if

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "alog/crc32c.h"
 #include "alog/format.h"
 #include "alog/fs.h"
 
@@ -138,7 +139,7 @@ class Walker {
   // data or checkpoint frame (frame() describes it), Stop::eof for a valid
   // EOF (state() stays at the EOF position), anything else for a stop
   // (state() is at the offending frame).
-  Stop step();
+  Stop step() { return step_data() ? Stop::none : step_any(); }
   const FrameInfo& frame() const { return f_; }
   const WalkState& state() const { return st_; }
   // The last batch boundary at or before state().offset, with its state.
@@ -166,10 +167,29 @@ class Walker {
   Stop run();
 
  private:
+  // step()'s common case, inline in the walks' loops: a data frame whose
+  // bytes are all in the window and that passes every check, accepted as
+  // step_any() would accept it. False (nothing changed) for anything else,
+  // which step_any() then reads and reports.
+  bool step_data();
+  Stop step_any();
   Stop fail(Stop s, std::string expected = {}, std::string found = {});
   // The CRC of the data frame at state().offset (in the window at p), and
-  // the running CRC over its header: taken for three frames at a time.
-  uint32_t data_crc(const uint8_t* p, uint32_t* running);
+  // the running CRC over its header: taken for three frames at a time
+  // (data_crc_3), then known for the next two calls when they reach those
+  // frames in the same state.
+  uint32_t data_crc(const uint8_t* p, uint32_t* running) {
+    if (ahead_i_ < ahead_n_) {
+      const Ahead& a = ahead_[ahead_i_];
+      if (a.offset == st_.offset && a.running_before == *running && ahead_fills_ == w_->fills()) {
+        ahead_i_++;
+        *running = a.running_after;
+        return a.crc;
+      }
+    }
+    return data_crc_3(p, running);
+  }
+  uint32_t data_crc_3(const uint8_t* p, uint32_t* running);
   struct Ahead {
     uint64_t offset;
     uint32_t running_before, running_after, crc;
@@ -186,6 +206,37 @@ class Walker {
   std::string expected_, found_;
   uint64_t extra_boundary_ = 0;
 };
+
+inline bool Walker::step_data() {
+  const uint64_t off = st_.offset;
+  if (!w_->holds(off, format::kFrameHeaderSize)) return false;
+  const uint8_t* p = w_->at(off);
+  const format::FrameHeader h = format::decode_frame_header(p);
+  if (!data_frame_ok(h, gen_, off, w_->limit())) return false;
+  const uint64_t end = off + format::kFrameHeaderSize + h.word;
+  uint32_t crc = 0;
+  if (read_payloads_) {
+    if (!w_->holds(off, format::kFrameHeaderSize + h.word)) return false;
+    uint32_t running = st_.crc;
+    crc = data_crc(p, &running);
+    if (crc != h.crc) return false;
+    st_.crc = running;
+    f_.payload = p + format::kFrameHeaderSize;
+  } else {
+    st_.crc = crc32c_extend(st_.crc, p, format::kFrameHeaderSize);
+    f_.payload = nullptr;
+  }
+  f_.offset = off;
+  f_.h = h;
+  f_.seq = st_.seq;
+  f_.computed_crc = crc;
+  st_.pending = static_cast<uint16_t>(st_.pending + 1);
+  st_.seq++;
+  st_.offset = end;
+  st_.open_batch = !h.is_batch_end();
+  if (h.is_batch_end() || end == extra_boundary_) boundary_ = st_;
+  return true;
+}
 
 // The first offset at or after `from` holding a data frame valid on its own:
 // flags, generation `gen`, reserved bytes and stride sound, the payload

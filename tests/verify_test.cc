@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alog/crc32c.h"
 #include "alog/format.h"
 #include "alog/log.h"
 #include "alog/verify.h"
@@ -324,4 +325,41 @@ TEST_CASE("a forced recover refuses to salvage an unreadable first-segment slot 
   CHECK_FALSE(r2->refused);
   CHECK(r2->after.clean());
   CHECK(r2->after.records == 174);
+}
+
+TEST_CASE("a synced offset inside a batch is a batch boundary: a torn tail after it is cut there, not at the batch's start") {
+  TempDir t;
+  const std::string d = t / "log";
+  {
+    auto log = Log::open(d);
+    REQUIRE(log.is_ok());
+    const std::string rec(100, 'r');
+    REQUIRE((*log)->append({rec, rec, rec}).is_ok());  // frames at 192, 308 and 424, then the EOF
+    REQUIRE((*log)->close().is_ok());
+  }
+  // The slot says the first two frames are synced (as a writer may leave
+  // it: FORMAT.md counts the synced offset among batch boundaries); the
+  // third frame's payload is damaged.
+  const std::string seg = d + "/00000000000000000000.seg";
+  std::string bytes = read_file(seg);
+  auto* raw = reinterpret_cast<uint8_t*>(bytes.data());
+  format::SlotChoice c = format::choose_slot(raw, 0);
+  REQUIRE(c.winner >= 0);
+  format::Slot s = c.slot[c.winner];
+  s.synced_offset = 424;
+  s.synced_sequence = 2;
+  s.synced_crc = crc32c_extend(crc32c_extend(0, raw + 192, 16), raw + 308, 16);
+  s.synced_pending = 2;
+  format::encode_slot(s, raw + (c.winner == 0 ? format::kSlotAOffset : format::kSlotBOffset));
+  raw[424 + 16 + 10] ^= 0xff;
+  write_file(seg, bytes);
+  auto r = verify(d);
+  REQUIRE(r.is_ok());
+  const Problem* p = first_damage(*r);
+  REQUIRE(p);
+  CHECK(p->classification == Classification::torn_tail);
+  CHECK(p->offset == 424);
+  CHECK(p->cut_at == 424);
+  CHECK(p->first_seq == 2);
+  CHECK(r->next_sequence == 2);
 }
