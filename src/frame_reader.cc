@@ -189,18 +189,10 @@ uint32_t Walker::data_crc_3(const uint8_t* p, uint32_t* running) {
   // the window: their CRCs side by side, kept for the next two steps (which
   // check everything about those frames as usual, and use these only if
   // they reach them in this state).
-  const uint8_t* f[3] = {p, nullptr, nullptr};
-  uint64_t off[3] = {st_.offset, 0, 0};
-  const uint64_t stop = std::min(w_->end(), w_->limit());
-  for (size_t n = 1; n < 3; n++) {
-    const uint64_t at = off[n - 1] + kFrameHeaderSize + get32(f[n - 1]);
-    const uint8_t* q = at + kFrameHeaderSize <= stop ? w_->at(at) : nullptr;
-    if (!q || (get16(q + 10) & (kFlagData | kFlagLost)) != kFlagData ||
-        at + kFrameHeaderSize + get32(q) > stop)
-      return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);  // this frame alone
-    f[n] = q;
-    off[n] = at;
-  }
+  const uint8_t* f[3];
+  uint64_t off[3];
+  if (!next_two_data_frames(*w_, p, st_.offset, std::min(w_->end(), w_->limit()), f, off))
+    return crc32c_frame(p, p + kFrameHeaderSize, get32(p), running);  // this frame alone
   uint32_t crc[3], run[4] = {*running, 0, 0, 0};
   crc32c_frames_3(f, crc, run);
   for (size_t k = 0; k < 3; k++) ahead_[k] = {off[k], run[k], run[k + 1], crc[k]};

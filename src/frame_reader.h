@@ -117,6 +117,28 @@ class FrameWindow {
   uint64_t bytes_read_ = 0;
 };
 
+// The data frame at `at` (its header at f in w) and the two frames after it,
+// when both look like data frames (not lost ones) that lie whole in w before
+// `stop`: their headers and offsets in frames[] and offs[], and true, for
+// their CRCs to be taken side by side (crc32c_frames_3) by a walk or a scan
+// that checks everything else about them when it reaches them. False when
+// the next two are not such frames.
+inline bool next_two_data_frames(const FrameWindow& w, const uint8_t* f, uint64_t at, uint64_t stop,
+                                 const uint8_t* frames[3], uint64_t offs[3]) {
+  frames[0] = f;
+  offs[0] = at;
+  for (size_t n = 1; n < 3; n++) {
+    const uint64_t o = offs[n - 1] + format::kFrameHeaderSize + format::get32(frames[n - 1]);
+    const uint8_t* q = o + format::kFrameHeaderSize <= stop ? w.at(o) : nullptr;
+    if (!q || (format::get16(q + 10) & (format::kFlagData | format::kFlagLost)) != format::kFlagData ||
+        o + format::kFrameHeaderSize + format::get32(q) > stop)
+      return false;
+    frames[n] = q;
+    offs[n] = o;
+  }
+  return true;
+}
+
 // One frame as the walk met it.
 struct FrameInfo {
   uint64_t offset = 0;
