@@ -32,6 +32,9 @@ awk -v n="$lines" -v l="$line" 'BEGIN { for (i = 0; i < n; i++) print l }' >"$wo
 input_bytes=$(stat -c %s "$work/input")
 payload_bytes=$((lines * 100))
 log=$work/log
+# No writeback of earlier files (the benches before this one, the appends
+# below) running beside a figure: each group of figures starts after a sync.
+sync
 
 # append --no-sync of the lines, whole process, against cp of the input.
 t_app=$(median_s $runs "rm -rf '$log'" "'$alog_bin' append --no-sync '$log' < '$work/input' > /dev/null")
@@ -44,6 +47,7 @@ row "CLI: alog append --no-sync, $lines × 100 B lines" "$(ms "$t_app") = $rate 
 # verify and cat of that log, against cat of its segment files.
 rm -rf "$log"
 "$alog_bin" append --no-sync "$log" <"$work/input" >/dev/null
+sync
 t_raw=$(median_s $runs true "cat '$log'/*.seg > /dev/null")
 t_ver=$(median_s $runs true "'$alog_bin' verify '$log' > /dev/null")
 row "CLI: alog verify of that log" "$(ms "$t_ver")" "$(ms "$t_raw") cat of the segments" \
@@ -79,6 +83,7 @@ rm -rf "$work/synced"
 
 # The same through pipes, as pipelines use the tool: each beside the same
 # pipe with cat in alog's place (INFO: the issue sets no target for these).
+sync
 t_papp=$(median_s $runs "rm -rf '$log.p'" "cat '$work/input' | '$alog_bin' append --no-sync '$log.p' > /dev/null")
 t_pcp=$(median_s $runs "rm -f '$work/copy'" "cat '$work/input' | cat > '$work/copy'")
 info "CLI through a pipe: cat input | alog append --no-sync $(ms "$t_papp") against cat input | cat > file $(ms "$t_pcp") = $(calc "%.2f×" "$t_papp / $t_pcp")"
