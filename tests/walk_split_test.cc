@@ -90,7 +90,7 @@ TEST_CASE("a long segment's walk split at a checkpoint ahead ends at its EOF in 
   CHECK(split == alone);
 }
 
-TEST_CASE("damage in the part a helper walked is met again by the main walk, at the same frame and with the same finding") {
+TEST_CASE("damage in the part a helper thread walked is met again by the main walk, at the same frame and with the same finding") {
   for (int rec : {150000, 209999}) {
     CAPTURE(rec);
     for (uint64_t at : {uint64_t(50), uint64_t(10) - 16}) {  // a payload byte; the header's flags
@@ -109,7 +109,7 @@ TEST_CASE("damage in the part a helper walked is met again by the main walk, at 
   }
 }
 
-TEST_CASE("damage before the split point stops the main walk there, and the helper's part is never taken") {
+TEST_CASE("damage before the split point stops the main walk there, and the helper thread's part is never taken") {
   TempDir t;
   const std::string d = make_long_log(t);
   set_byte(long_segment(d), payload_offset(d, 1000) + 5, 0x00);
@@ -169,7 +169,7 @@ TEST_CASE("find_checkpoint finds the first checkpoint header valid on its own in
   CHECK_FALSE(find_checkpoint(*s.file, 2, 1 << 20, 2 << 20));  // another generation
 }
 
-TEST_CASE("opening a log whose long unsynced tail is torn in either half ends it at the batch before the tear, for reading and for writing") {
+TEST_CASE("opening a log whose long unsynced tail is torn in either half, walked on several threads, ends it at the batch before the tear, for reading and for writing") {
   // 24 MB unsynced after the first 1,000 records: the open's walk of the
   // tail is split across the CPUs (when there are several).
   for (int torn : {30000, 150000, 209500}) {
