@@ -152,11 +152,10 @@ Result<std::pair<uint64_t, uint64_t>> CachedFile::data_extent(uint64_t off) {
 
 std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,
                                          std::unique_ptr<File> open) {
-  std::optional<std::string> fixed(std::string(format::kFixedSize, '\0'));
-  auto got = open->pread(fixed->data(), fixed->size(), 0);
-  if (got.is_ok()) fixed->resize(*got);
-  else fixed.reset();
-  return std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::move(fixed));
+  uint8_t head[format::kFixedSize];
+  auto got = open->pread(head, sizeof head, 0);
+  if (!got.is_ok()) return std::make_shared<CachedFile>(fs, path, mode, std::move(open), std::nullopt);
+  return cache_segment_file(fs, path, mode, std::move(open), head, *got);
 }
 
 std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,

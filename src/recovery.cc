@@ -73,19 +73,14 @@ Status LogImpl::cut_at(const SegmentPtr& seg, const WalkState& b, const char* re
 
 namespace {
 
-// Tails shorter than this are walked on one thread.
-constexpr uint64_t kSplitTail = 16 << 20;
-
 // walk.run() over the window w of seg, on up to one thread per CPU (at most
-// four) when what is left of the segment is long (walk_split.h). Only for
-// walks nothing waits on part by part: a background tail walk publishes its
-// range as it goes, and a scan reads behind it on the other CPU.
+// four) when what is left of the segment is long enough for SplitWalk's
+// parts (two of 8 MiB at least). Only for walks nothing waits on part by
+// part: a background tail walk publishes its range as it goes, and a scan
+// reads behind it on the other CPU.
 Stop run_split(Walker& walk, FrameWindow& w, const Segment& seg) {
-  const uint64_t from = walk.state().offset;
-  size_t parts = 1;
-  if (w.limit() > from && w.limit() - from >= kSplitTail)
-    parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
-  SplitWalk split({w.file(), w.limit(), seg.generation(), from, 0, true}, parts);
+  const size_t parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  SplitWalk split({w.file(), w.limit(), seg.generation(), walk.state().offset, 0, true}, parts);
   const std::function<bool(size_t, uint64_t)> take_all;
   Stop s;
   while ((s = walk.step()) == Stop::none) split.join(walk, take_all);
