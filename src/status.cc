@@ -30,6 +30,17 @@ const char* errc_name(Errc c) {
   return "unknown";
 }
 
+Status::Status(Errc code, std::string message, int sys_errno)
+    : rep_(new Rep{code, Errc::ok, sys_errno, std::move(message), {}, std::nullopt}) {}
+
+Status::Rep* Status::copy(const Rep& r) { return new Rep(r); }
+void Status::destroy(Rep* r) noexcept { delete r; }
+
+const std::string& Status::empty() {
+  static const std::string kEmpty;
+  return kEmpty;
+}
+
 Status Status::io_error(const std::string& what, const std::string& path, int err) {
   Errc code = Errc::io;
   if (err == ENOENT) code = Errc::not_found;
@@ -40,7 +51,7 @@ Status Status::io_error(const std::string& what, const std::string& path, int er
 
 std::string Status::to_string() const {
   if (is_ok()) return "ok";
-  return std::string(errc_name(code_)) + ": " + message_;
+  return std::string(errc_name(rep_->code)) + ": " + rep_->message;
 }
 
 }  // namespace alog

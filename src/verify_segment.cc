@@ -310,7 +310,7 @@ std::vector<Result<SegmentWalk>> walk_segments(const std::vector<Loaded>& segs, 
       if (opt.progress) opt.progress(done, total);
       if (!out.back().is_ok()) break;  // the caller stops at the first error
     }
-    while (out.size() < n) out.push_back(Status(Errc::stopped, "not walked"));
+    while (out.size() < n) out.emplace_back(Status(Errc::stopped, "not walked"));
     return out;
   }
   // Each thread takes the next segment not taken; results land by index,

@@ -37,34 +37,54 @@ const char* errc_name(Errc c);
 
 // A cheap value: ok, or a code with a message that names file, offset and
 // sequence where known. `also` holds a second code an error is joined with
-// (batch_too_large joined with segment_full).
+// (batch_too_large joined with segment_full). An ok Status is one null
+// pointer: the error's details live on the heap, so the ok path (every call
+// of the library returns one) neither builds nor destroys strings.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Errc code, std::string message, int sys_errno = 0)
-      : code_(code), sys_errno_(sys_errno), message_(std::move(message)) {}
+  Status(Errc code, std::string message, int sys_errno = 0);
+  Status(const Status& o) : rep_(o.rep_ ? copy(*o.rep_) : nullptr) {}
+  Status(Status&& o) noexcept : rep_(std::exchange(o.rep_, nullptr)) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      Rep* r = o.rep_ ? copy(*o.rep_) : nullptr;
+      drop();
+      rep_ = r;
+    }
+    return *this;
+  }
+  Status& operator=(Status&& o) noexcept {
+    if (this != &o) {
+      drop();
+      rep_ = std::exchange(o.rep_, nullptr);
+    }
+    return *this;
+  }
+  ~Status() { drop(); }
 
   static Status ok() { return {}; }
   static Status io_error(const std::string& what, const std::string& path, int err);
 
-  bool is_ok() const { return code_ == Errc::ok; }
+  bool is_ok() const { return !rep_ || rep_->code == Errc::ok; }
   explicit operator bool() const { return is_ok(); }
-  Errc code() const { return code_; }
+  Errc code() const { return rep_ ? rep_->code : Errc::ok; }
   // True when this is `c` or joined with `c`.
-  bool is(Errc c) const { return code_ == c || (c != Errc::ok && also_ == c); }
-  int sys_errno() const { return sys_errno_; }
-  const std::string& message() const { return message_; }
+  bool is(Errc c) const { return code() == c || (c != Errc::ok && rep_ && rep_->also == c); }
+  int sys_errno() const { return rep_ ? rep_->sys_errno : 0; }
+  const std::string& message() const { return rep_ ? rep_->message : empty(); }
 
   // Where the problem is, when known: a path and a byte offset in it.
-  const std::string& path() const { return path_; }
-  std::optional<uint64_t> offset() const { return offset_; }
+  const std::string& path() const { return rep_ ? rep_->path : empty(); }
+  std::optional<uint64_t> offset() const { return rep_ ? rep_->offset : std::nullopt; }
   Status& at(std::string path, std::optional<uint64_t> offset = std::nullopt) {
-    path_ = std::move(path);
-    offset_ = offset;
+    Rep& r = rep();
+    r.path = std::move(path);
+    r.offset = offset;
     return *this;
   }
   Status& joined(Errc c) {
-    also_ = c;
+    rep().also = c;
     return *this;
   }
 
@@ -72,12 +92,26 @@ class [[nodiscard]] Status {
   std::string to_string() const;
 
  private:
-  Errc code_ = Errc::ok;
-  Errc also_ = Errc::ok;
-  int sys_errno_ = 0;
-  std::string message_;
-  std::string path_;
-  std::optional<uint64_t> offset_;
+  struct Rep {
+    Errc code = Errc::ok;
+    Errc also = Errc::ok;
+    int sys_errno = 0;
+    std::string message;
+    std::string path;
+    std::optional<uint64_t> offset;
+  };
+  Rep& rep() {
+    if (!rep_) rep_ = new Rep;
+    return *rep_;
+  }
+  // Out of line: the ok path only tests the pointer.
+  static Rep* copy(const Rep& r);
+  static void destroy(Rep* r) noexcept;
+  void drop() noexcept {
+    if (rep_) destroy(std::exchange(rep_, nullptr));
+  }
+  static const std::string& empty();
+  Rep* rep_ = nullptr;
 };
 
 // A value or an error Status.
