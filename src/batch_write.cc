@@ -181,31 +181,49 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
     st.pending = 0;
   };
   if (cp_first) checkpoint();
-  // Headers and copied payloads first. A copied one-part frame has its
-  // header and payload in scratch: its CRC waits for the loop below, which
-  // takes three such frames at a time.
-  headers_.clear();
+  // Headers and copied payloads first. A copied one-part frame (the common
+  // case) has its header and payload in scratch: its CRC waits for the loop
+  // below, which takes three such frames at a time.
+  headers_.resize(n);
   deferred_.clear();
+  deferred_.reserve(n);
+  // Bytes 4-11 of a data frame: stride 1, reserved 0, the generation, and
+  // flags Data, with BatchEnd on the last.
+  uint8_t mid[8], last[8];
+  put16(mid, 1);
+  put16(mid + 2, 0);
+  put16(mid + 4, gen);
+  put16(mid + 6, kFlagData);
+  std::memcpy(last, mid, sizeof mid);
+  put16(last + 6, kFlagData | kFlagBatchEnd);
   for (size_t i = 0; i < n; i++) {
     const RecordRef& r = recs[i];
+    headers_[i] = p;
+    if (r.nparts == 1 && r.length < kCopyLimit) {
+      // The common frame, as the general case below would write it: a
+      // one-part payload, copied, its CRC deferred.
+      put32(p, static_cast<uint32_t>(r.length));
+      std::memcpy(p + 4, i + 1 < n ? mid : last, sizeof mid);
+      deferred_.push_back(p);
+      if (r.length != 0) std::memcpy(p + kFrameHeaderSize, r.parts[0].data(), r.length);
+      p += kFrameHeaderSize + r.length;
+      st.offset += kFrameHeaderSize + r.length;
+      continue;
+    }
+    // A payload in several parts, or one written from the caller's memory:
+    // its CRC now, over the parts.
     FrameHeader h;
     h.word = static_cast<uint32_t>(r.length);
     h.stride = 1;
     h.generation = gen;
     h.flags = i + 1 == n ? (kFlagData | kFlagBatchEnd) : kFlagData;
     encode_frame_prefix(h, p);
-    headers_.push_back(p);
-    const bool copied = r.length < kCopyLimit;
-    if (copied && r.nparts == 1) {
-      deferred_.push_back(p);
-    } else {
-      uint32_t c = crc32c(p, 12);
-      for (size_t k = 0; k < r.nparts; k++)
-        if (!r.parts[k].empty()) c = crc32c_extend(c, r.parts[k].data(), r.parts[k].size());
-      put32(p + 12, c);
-    }
+    uint32_t c = crc32c(p, 12);
+    for (size_t k = 0; k < r.nparts; k++)
+      if (!r.parts[k].empty()) c = crc32c_extend(c, r.parts[k].data(), r.parts[k].size());
+    put32(p + 12, c);
     p += kFrameHeaderSize;
-    if (copied) {
+    if (r.length < kCopyLimit) {
       for (size_t k = 0; k < r.nparts; k++) {
         if (r.parts[k].empty()) continue;
         std::memcpy(p, r.parts[k].data(), r.parts[k].size());
@@ -220,9 +238,17 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
     st.offset += kFrameHeaderSize + r.length;
   }
   // A deferred frame's CRC: its first 12 bytes, then the payload after the
-  // CRC field (word, at offset 0, is the payload's length).
+  // CRC field (word, at offset 0, is the payload's length). The checkpoint
+  // CRC runs over the finished headers, in order: when every frame was
+  // deferred, three at a time as their CRCs are taken, where that serial
+  // chain overlaps the next frames' CRCs in the CPU.
+  const bool all = deferred_.size() == n;
   size_t d = 0;
   for (; d + 3 <= deferred_.size(); d += 3) {
+    if (all) {
+      crc32c_seal_frames_3(&deferred_[d], &st.crc);
+      continue;
+    }
     uint32_t c[3];
     crc32c_frames_3(&deferred_[d], c);
     for (int k = 0; k < 3; k++) put32(deferred_[d + k] + 12, c[k]);
@@ -230,9 +256,9 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
   for (; d < deferred_.size(); d++) {
     uint8_t* f = deferred_[d];
     put32(f + 12, crc32c_extend(crc32c(f, 12), f + kFrameHeaderSize, get32(f)));
+    if (all) st.crc = crc32c_extend(st.crc, f, kFrameHeaderSize);
   }
-  // The checkpoint CRC runs over the finished headers, in order.
-  st.crc = crc32c_extend_each(st.crc, headers_.data(), headers_.size(), kFrameHeaderSize);
+  if (!all) st.crc = crc32c_extend_each(st.crc, headers_.data(), headers_.size(), kFrameHeaderSize);
   st.pending = static_cast<uint16_t>(st.pending + n);
   st.seq += n;
   if (cp_after) checkpoint();

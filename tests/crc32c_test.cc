@@ -189,3 +189,35 @@ TEST_CASE(
         for (int k = 0; k < 3; k++) CHECK(got[k] == want[k]);
       }
 }
+
+TEST_CASE(
+    "crc32c_seal_frames_3 stores each frame's CRC and extends the running CRC over the finished "
+    "headers, for every mix of lengths") {
+  // Lengths on both sides of the ISA-L threshold (128-256 bytes): the
+  // SSE4.2 path and the per-frame one.
+  for (size_t a : {size_t{0}, size_t{5}, size_t{100}, size_t{255}, size_t{300}})
+    for (size_t b : {size_t{0}, size_t{7}, size_t{100}, size_t{256}})
+      for (size_t c : {size_t{1}, size_t{8}, size_t{101}, size_t{400}}) {
+        CAPTURE(a);
+        CAPTURE(b);
+        CAPTURE(c);
+        const size_t len[3] = {a, b, c};
+        std::vector<uint8_t> buf(3 * 16 + a + b + c);
+        for (size_t i = 0; i < buf.size(); i++) buf[i] = uint8_t(i * 31 + 7);
+        uint8_t* f[3];
+        uint32_t want[3];
+        for (size_t k = 0, at = 0; k < 3; at += 16 + len[k], k++) {
+          f[k] = buf.data() + at;
+          alog::format::put32(buf.data() + at, uint32_t(len[k]));
+          want[k] = alog::crc::portable(alog::crc::portable(0, f[k], 12), f[k] + 16, len[k]);
+        }
+        uint32_t running = 0x0BADF00D;
+        alog::crc32c_seal_frames_3(f, &running);
+        uint32_t want_running = 0x0BADF00D;
+        for (int k = 0; k < 3; k++) {
+          CHECK(alog::format::get32(f[k] + 12) == want[k]);
+          want_running = alog::crc::portable(want_running, f[k], 16);
+        }
+        CHECK(running == want_running);
+      }
+}

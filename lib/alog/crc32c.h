@@ -34,6 +34,11 @@ void crc32c_extend_3(uint32_t crc[3], const void* const data[3], const size_t n[
 // 16-byte headers in order: running[k + 1] after frame k.
 void crc32c_frames_3(const uint8_t* const frames[3], uint32_t crc[3],
                      uint32_t running[4] = nullptr);
+// A writer's side of it: three data frames whose bytes 0-11 and payloads
+// are written get their CRCs (as crc32c_frames_3) stored in bytes 12-15,
+// then *running is extended over the three finished 16-byte headers in
+// order; the running chain overlaps the next frames' CRCs in the CPU.
+void crc32c_seal_frames_3(uint8_t* const frames[3], uint32_t* running);
 
 // The implementations behind crc32c_extend, each usable on its own so tests
 // and benchmarks can compare them. Each takes and returns a finished CRC
