@@ -255,8 +255,11 @@ void LogImpl::frame_batch(uint16_t gen, const BatchRef& b, bool cp_first, bool c
   }
   for (; d < deferred_.size(); d++) {
     uint8_t* f = deferred_[d];
+    if (all) {
+      crc32c_seal_frame(f, &st.crc);
+      continue;
+    }
     put32(f + 12, crc32c_extend(crc32c(f, 12), f + kFrameHeaderSize, get32(f)));
-    if (all) st.crc = crc32c_extend(st.crc, f, kFrameHeaderSize);
   }
   if (!all) st.crc = crc32c_extend_each(st.crc, headers_.data(), headers_.size(), kFrameHeaderSize);
   st.pending = static_cast<uint16_t>(st.pending + n);

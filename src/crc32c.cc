@@ -184,6 +184,14 @@ __attribute__((target("sse4.2"))) void sse42_frames_3(const uint8_t* const f[3],
 // crc32c_seal_frames_3: the CRCs stored big-endian in bytes 12-15, and the
 // running chain over the finished headers, its bytes 12-15 taken from the
 // registers (a load of the bytes just stored would wait for the stores).
+__attribute__((target("sse4.2"))) inline uint64_t sse42_sealed_header(uint64_t r, const uint8_t* f,
+                                                                      uint32_t crc) {
+  uint64_t w0;
+  uint32_t w2;
+  std::memcpy(&w0, f, 8);
+  std::memcpy(&w2, f + 8, 4);
+  return _mm_crc32_u64(_mm_crc32_u64(r, w0), uint64_t{w2} | uint64_t{__builtin_bswap32(crc)} << 32);
+}
 __attribute__((target("sse4.2"))) void sse42_seal_frames_3(uint8_t* const f[3],
                                                            uint32_t* running) {
   uint32_t crc[3];
@@ -191,12 +199,7 @@ __attribute__((target("sse4.2"))) void sse42_seal_frames_3(uint8_t* const f[3],
   uint64_t r = ~*running;
   for (int k = 0; k < 3; k++) {
     format::put32(f[k] + 12, crc[k]);
-    uint64_t w0;
-    uint32_t w2;
-    std::memcpy(&w0, f[k], 8);
-    std::memcpy(&w2, f[k] + 8, 4);
-    const uint64_t w1 = uint64_t{w2} | uint64_t{__builtin_bswap32(crc[k])} << 32;
-    r = _mm_crc32_u64(_mm_crc32_u64(r, w0), w1);
+    r = sse42_sealed_header(r, f[k], crc[k]);
   }
   *running = ~static_cast<uint32_t>(r);
 }
@@ -217,6 +220,13 @@ __attribute__((target("sse4.2"))) uint32_t sse42_frame(const uint8_t* h, const v
   r = _mm_crc32_u64(r, w1);
   *running = ~static_cast<uint32_t>(r);
   return sse42_two(0, h, 12, payload, n);
+}
+
+// crc32c_seal_frame: one frame of sse42_seal_frames_3.
+__attribute__((target("sse4.2"))) void sse42_seal_frame(uint8_t* f, uint32_t* running) {
+  const uint32_t crc = sse42_two(0, f, 12, f + 16, format::get32(f));
+  format::put32(f + 12, crc);
+  *running = ~static_cast<uint32_t>(sse42_sealed_header(~*running, f, crc));
 }
 }  // namespace
 #else
@@ -242,11 +252,12 @@ void sse42_frames_3(const uint8_t* const f[3], uint32_t crc[3], uint32_t* runnin
     if (running) running[k + 1] = portable(running[k], f[k], 16);
   }
 }
+void sse42_seal_frame(uint8_t* f, uint32_t* running) {
+  format::put32(f + 12, portable(portable(0, f, 12), f + 16, format::get32(f)));
+  *running = portable(*running, f, 16);
+}
 void sse42_seal_frames_3(uint8_t* const f[3], uint32_t* running) {
-  for (int k = 0; k < 3; k++) {
-    format::put32(f[k] + 12, portable(portable(0, f[k], 12), f[k] + 16, format::get32(f[k])));
-    *running = portable(*running, f[k], 16);
-  }
+  for (int k = 0; k < 3; k++) sse42_seal_frame(f[k], running);
 }
 }  // namespace
 bool have_sse42() { return false; }
@@ -366,11 +377,13 @@ void crc32c_seal_frames_3(uint8_t* const frames[3], uint32_t* running) {
   if (crc::kHaveSse42 && format::get32(frames[0]) < crc::kIsalFrom &&
       format::get32(frames[1]) < crc::kIsalFrom && format::get32(frames[2]) < crc::kIsalFrom)
     return crc::sse42_seal_frames_3(frames, running);
-  for (int k = 0; k < 3; k++) {
-    uint8_t* f = frames[k];
-    format::put32(f + 12, crc32c_extend(crc32c(f, 12), f + 16, format::get32(f)));
-    *running = crc32c_extend(*running, f, 16);
-  }
+  for (int k = 0; k < 3; k++) crc32c_seal_frame(frames[k], running);
+}
+
+void crc32c_seal_frame(uint8_t* frame, uint32_t* running) {
+  if (crc::kHaveSse42 && format::get32(frame) < crc::kIsalFrom) return crc::sse42_seal_frame(frame, running);
+  format::put32(frame + 12, crc32c_extend(crc32c(frame, 12), frame + 16, format::get32(frame)));
+  *running = crc32c_extend(*running, frame, 16);
 }
 
 uint32_t crc32c_frame(const uint8_t header[16], const void* payload, size_t n, uint32_t* running) {

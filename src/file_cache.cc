@@ -76,14 +76,15 @@ Result<std::shared_ptr<File>> FileCache::acquire(CachedFile& f, bool write) {
   }
   if (write) {
     f.writes_++;
-    f.in_flight_++;
+    f.in_flight_.fetch_add(1, std::memory_order_relaxed);
   }
   return f.open_;
 }
 
 void FileCache::wrote(CachedFile& f) {
-  std::lock_guard<std::mutex> g(mu_);
-  f.in_flight_--;
+  // After the write returned: a datasync that sees the count without it
+  // syncs after the write too.
+  f.in_flight_.fetch_sub(1, std::memory_order_release);
 }
 
 void FileCache::synced(CachedFile& f, uint64_t writes) {
@@ -133,7 +134,7 @@ Status CachedFile::datasync() {
     ALOG_ASSIGN(f, cache_.acquire(*this, false));
     std::lock_guard<std::mutex> g(cache_.mu_);
     writes = writes_;
-    settled = in_flight_ == 0;
+    settled = in_flight_.load(std::memory_order_acquire) == 0;
   }
   ALOG_TRY(f->datasync());
   if (settled) cache_.synced(*this, writes);

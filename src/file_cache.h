@@ -12,6 +12,7 @@
 // (another one opened later would not see it).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -81,7 +82,10 @@ class CachedFile final : public File {
   std::shared_ptr<File> open_;
   std::list<CachedFile*>::iterator pos_;
   uint64_t writes_ = 0, synced_writes_ = 0;  // dirty while writes_ > synced_writes_
-  uint64_t in_flight_ = 0;                   // writes begun and not returned
+  // Writes begun and not returned: counted up under cache_.mu_ as a write
+  // begins, down without it as the write returns (one lock per write, not
+  // two), read under it by datasync.
+  std::atomic<uint64_t> in_flight_{0};
 };
 
 // Wraps a segment file just opened (or created) at `path` in a CachedFile,

@@ -221,3 +221,17 @@ TEST_CASE(
         CHECK(running == want_running);
       }
 }
+
+TEST_CASE("crc32c_seal_frame stores a frame's CRC and extends the running CRC over its header, at every length to 300") {
+  for (size_t n = 0; n <= 300; n++) {
+    CAPTURE(n);
+    std::vector<uint8_t> buf(16 + n);
+    for (size_t i = 0; i < buf.size(); i++) buf[i] = uint8_t(i * 13 + n);
+    alog::format::put32(buf.data(), uint32_t(n));
+    const uint32_t want = alog::crc::portable(alog::crc::portable(0, buf.data(), 12), buf.data() + 16, n);
+    uint32_t running = 0x12345678;
+    alog::crc32c_seal_frame(buf.data(), &running);
+    CHECK(alog::format::get32(buf.data() + 12) == want);
+    CHECK(running == alog::crc::portable(0x12345678, buf.data(), 16));
+  }
+}

@@ -39,6 +39,8 @@ void crc32c_frames_3(const uint8_t* const frames[3], uint32_t crc[3],
 // then *running is extended over the three finished 16-byte headers in
 // order; the running chain overlaps the next frames' CRCs in the CPU.
 void crc32c_seal_frames_3(uint8_t* const frames[3], uint32_t* running);
+// The same for one frame.
+void crc32c_seal_frame(uint8_t* frame, uint32_t* running);
 
 // The implementations behind crc32c_extend, each usable on its own so tests
 // and benchmarks can compare them. Each takes and returns a finished CRC
