@@ -187,7 +187,7 @@ Result<bool> ScannerImpl::next_slow() {
       if (pos_ == r.first) {
         off_ = r.read_offset;
       } else {
-        ALOG_ASSIGN(Located l, seg_->locate(pos_));
+        ALOG_ASSIGN(Located l, seg_->locate_frame(pos_));
         off_ = l.offset;
       }
       win_ = std::make_unique<FrameWindow>(&seg_->file(), r.end, 1 << 20);
@@ -391,7 +391,7 @@ Result<Record> LogImpl::read(uint64_t seq) const {
                                        std::to_string(next_sequence()) + ")")
         .at(dir_);
   std::string buf;
-  ALOG_ASSIGN(Located l, seg->locate(seq, &buf));
+  ALOG_ASSIGN(Located l, seg->locate_frame(seq, &buf));
   if (buf.size() != kFrameHeaderSize + l.length) {
     // The walk checked the length against the committed range, which a slot
     // claims: allocate only what the file holds.

@@ -212,7 +212,7 @@ namespace {
 // at a time; false when anything else comes (the Walker then walks from the
 // entry again and reports it).
 bool locate_in_window(const FrameWindow& w, uint16_t gen, const IndexEntry& e, uint64_t seq,
-                      Located* out) {
+                      bool crc, Located* out) {
   constexpr size_t kRun = 64;
   const uint8_t* run[kRun];
   size_t n = 0;
@@ -226,22 +226,25 @@ bool locate_in_window(const FrameWindow& w, uint16_t gen, const IndexEntry& e, u
     if (!data_frame_ok(h, gen, st.offset, limit)) return false;
     walked++;
     if (st.seq == seq) {
-      st.crc = crc32c_extend_each(st.crc, run, n, kFrameHeaderSize);
+      if (crc) st.crc = crc32c_extend_each(st.crc, run, n, kFrameHeaderSize);
+      else st.crc = 0;
       out->offset = st.offset;
       out->length = h.word;
       out->batch_end = h.is_batch_end();
       out->before = st;
       out->after = WalkState{st.offset + kFrameHeaderSize + h.word, st.seq + 1,
-                             crc32c_extend(st.crc, p, kFrameHeaderSize),
+                             crc ? crc32c_extend(st.crc, p, kFrameHeaderSize) : 0,
                              static_cast<uint16_t>(st.pending + 1), !h.is_batch_end()};
       out->entry = e;
       out->headers_walked = walked;
       return true;
     }
-    run[n++] = p;
-    if (n == kRun) {
-      st.crc = crc32c_extend_each(st.crc, run, n, kFrameHeaderSize);
-      n = 0;
+    if (crc) {
+      run[n++] = p;
+      if (n == kRun) {
+        st.crc = crc32c_extend_each(st.crc, run, n, kFrameHeaderSize);
+        n = 0;
+      }
     }
     st.seq++;
     st.pending = static_cast<uint16_t>(st.pending + 1);
@@ -253,6 +256,14 @@ bool locate_in_window(const FrameWindow& w, uint16_t gen, const IndexEntry& e, u
 }  // namespace
 
 Result<Located> Segment::locate(uint64_t seq, std::string* frame) const {
+  return locate_walking(seq, frame, /*crc=*/true);
+}
+
+Result<Located> Segment::locate_frame(uint64_t seq, std::string* frame) const {
+  return locate_walking(seq, frame, /*crc=*/false);
+}
+
+Result<Located> Segment::locate_walking(uint64_t seq, std::string* frame, bool crc) const {
   uint64_t gap_end = 0;
   ALOG_ASSIGN(IndexEntry e, entry_for(seq, &gap_end));
   uint64_t end = range().end;
@@ -260,7 +271,7 @@ Result<Located> Segment::locate(uint64_t seq, std::string* frame) const {
   uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(gap_end - e.offset, 4096), 1 << 20);
   FrameWindow w(file_.get(), end, chunk);
   Located fast;
-  if (w.ensure(e.offset, kFrameHeaderSize) && locate_in_window(w, header_.generation, e, seq, &fast)) {
+  if (w.ensure(e.offset, kFrameHeaderSize) && locate_in_window(w, header_.generation, e, seq, crc, &fast)) {
     // The gap read usually holds the payload too: spare the caller a pread.
     const uint64_t n = kFrameHeaderSize + fast.length;
     if (frame && w.holds(fast.offset, n))

@@ -96,6 +96,10 @@ class Segment {
   // With `frame`, also hands over the frame's bytes (header and payload)
   // when the walk's window already holds them (else leaves it empty).
   Result<Located> locate(uint64_t seq, std::string* frame = nullptr) const;
+  // The same for a reader, who needs where the frame is, not the walk's
+  // state there: before.crc and after.crc are left 0 (the running CRC over
+  // the gap's headers, which only a cut writes into a slot, is not taken).
+  Result<Located> locate_frame(uint64_t seq, std::string* frame = nullptr) const;
   // The index entry at or before seq (builds the index if needed).
   Result<IndexEntry> entry_for(uint64_t seq, uint64_t* gap_end) const;
   // Number of index entries (for tests and stats).
@@ -105,6 +109,7 @@ class Segment {
 
  private:
   Status build_index_locked() const;
+  Result<Located> locate_walking(uint64_t seq, std::string* frame, bool crc) const;
   Status corrupt_at(uint64_t offset, uint64_t seq, const std::string& what) const;
 
   std::string path_;
