@@ -163,38 +163,29 @@ TEST_CASE("crc32c_extend_each is crc32c_extend over each piece in order") {
     }
 }
 
-TEST_CASE(
-    "crc32c_frames_3 stores each frame's CRC of header bytes 0-11 and its payload, for every mix "
-    "of lengths") {
-  // Three frames one after another, each a 16-byte header (length in bytes
-  // 0-3, big-endian as the format stores it) and its payload.
-  for (size_t a : {size_t{0}, size_t{5}, size_t{100}, size_t{255}, size_t{300}})
-    for (size_t b : {size_t{0}, size_t{7}, size_t{100}, size_t{256}})
-      for (size_t c : {size_t{1}, size_t{8}, size_t{101}}) {
-        CAPTURE(a);
-        CAPTURE(b);
-        CAPTURE(c);
-        const size_t len[3] = {a, b, c};
-        std::vector<uint8_t> buf(3 * 16 + a + b + c);
-        for (size_t i = 0; i < buf.size(); i++) buf[i] = uint8_t(i * 31 + 7);
-        const uint8_t* f[3];
-        uint32_t want[3];
-        for (size_t k = 0, at = 0; k < 3; at += 16 + len[k], k++) {
-          f[k] = buf.data() + at;
-          alog::format::put32(buf.data() + at, uint32_t(len[k]));
-          want[k] = alog::crc::portable(alog::crc::portable(0, f[k], 12), f[k] + 16, len[k]);
-        }
-        uint32_t got[3];
-        alog::crc32c_frames_3(f, got);
-        for (int k = 0; k < 3; k++) CHECK(got[k] == want[k]);
-      }
-}
+namespace {
 
-TEST_CASE(
-    "crc32c_seal_frames_3 stores each frame's CRC and extends the running CRC over the finished "
-    "headers, for every mix of lengths") {
-  // Lengths on both sides of the ISA-L threshold (128-256 bytes): the
-  // SSE4.2 path and the per-frame one.
+// Three frames one after another, each a 16-byte header (length in bytes
+// 0-3, big-endian as the format stores it) and its payload, with the CRC
+// each must get (header bytes 0-11, then the payload) from the portable code.
+struct ThreeFrames {
+  std::vector<uint8_t> buf;
+  uint8_t* f[3];
+  uint32_t want[3];
+  explicit ThreeFrames(const size_t (&len)[3]) : buf(3 * 16 + len[0] + len[1] + len[2]) {
+    for (size_t i = 0; i < buf.size(); i++) buf[i] = uint8_t(i * 31 + 7);
+    for (size_t k = 0, at = 0; k < 3; at += 16 + len[k], k++) {
+      f[k] = buf.data() + at;
+      alog::format::put32(f[k], uint32_t(len[k]));
+      want[k] = alog::crc::portable(alog::crc::portable(0, f[k], 12), f[k] + 16, len[k]);
+    }
+  }
+};
+
+// Every mix of three lengths from sets on both sides of the ISA-L threshold
+// (128-256 bytes): the SSE4.2 path and the one frame at a time.
+template <class Check>
+void for_length_mixes(Check check) {
   for (size_t a : {size_t{0}, size_t{5}, size_t{100}, size_t{255}, size_t{300}})
     for (size_t b : {size_t{0}, size_t{7}, size_t{100}, size_t{256}})
       for (size_t c : {size_t{1}, size_t{8}, size_t{101}, size_t{400}}) {
@@ -202,24 +193,38 @@ TEST_CASE(
         CAPTURE(b);
         CAPTURE(c);
         const size_t len[3] = {a, b, c};
-        std::vector<uint8_t> buf(3 * 16 + a + b + c);
-        for (size_t i = 0; i < buf.size(); i++) buf[i] = uint8_t(i * 31 + 7);
-        uint8_t* f[3];
-        uint32_t want[3];
-        for (size_t k = 0, at = 0; k < 3; at += 16 + len[k], k++) {
-          f[k] = buf.data() + at;
-          alog::format::put32(buf.data() + at, uint32_t(len[k]));
-          want[k] = alog::crc::portable(alog::crc::portable(0, f[k], 12), f[k] + 16, len[k]);
-        }
-        uint32_t running = 0x0BADF00D;
-        alog::crc32c_seal_frames_3(f, &running);
-        uint32_t want_running = 0x0BADF00D;
-        for (int k = 0; k < 3; k++) {
-          CHECK(alog::format::get32(f[k] + 12) == want[k]);
-          want_running = alog::crc::portable(want_running, f[k], 16);
-        }
-        CHECK(running == want_running);
+        check(len);
       }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "crc32c_frames_3 stores each frame's CRC of header bytes 0-11 and its payload, for every mix "
+    "of lengths") {
+  for_length_mixes([](const size_t (&len)[3]) {
+    ThreeFrames t(len);
+    const uint8_t* f[3] = {t.f[0], t.f[1], t.f[2]};
+    uint32_t got[3];
+    alog::crc32c_frames_3(f, got);
+    for (int k = 0; k < 3; k++) CHECK(got[k] == t.want[k]);
+  });
+}
+
+TEST_CASE(
+    "crc32c_seal_frames_3 stores each frame's CRC and extends the running CRC over the finished "
+    "headers, for every mix of lengths") {
+  for_length_mixes([](const size_t (&len)[3]) {
+    ThreeFrames t(len);
+    uint32_t running = 0x0BADF00D;
+    alog::crc32c_seal_frames_3(t.f, &running);
+    uint32_t want_running = 0x0BADF00D;
+    for (int k = 0; k < 3; k++) {
+      CHECK(alog::format::get32(t.f[k] + 12) == t.want[k]);
+      want_running = alog::crc::portable(want_running, t.f[k], 16);
+    }
+    CHECK(running == want_running);
+  });
 }
 
 TEST_CASE("crc32c_seal_frame stores a frame's CRC and extends the running CRC over its header, at every length to 300") {
