@@ -122,7 +122,40 @@ void Printer::record(uint64_t seq, std::string_view payload) {
   if (eager_) flush();
 }
 
+// The plain text style (payloads as they are, each followed by a newline or
+// a NUL) of a batch without lost records that fits the buffer: one reserve
+// for the batch and a copy per record, not render_record's per-record
+// dispatch. False (nothing written) for anything else.
+bool Printer::plain_batch(std::span<const RecordView> batch) {
+  const RecordStyle& s = style_;
+  if (s.json || s.enc != PayloadEncoding::utf8 || s.seq || s.len32 || lost_) return false;
+  size_t bytes = 0;
+  for (const RecordView& r : batch) {
+    if (r.lost) return false;
+    bytes += r.payload.size() + 1;
+  }
+  if (bytes > OutBuffer::kCapacity) return false;
+  const char sep = s.null ? '\0' : '\n';
+  char* const start = out_.reserve(bytes);
+  char* o = start;
+  for (const RecordView& r : batch) {
+    std::memcpy(o, r.payload.data(), r.payload.size());
+    o += r.payload.size();
+    *o++ = sep;
+  }
+  out_.commit(size_t(o - start));
+  return true;
+}
+
 void Printer::records(std::span<const RecordView> batch) {
+  if (batch.empty()) return;
+  if (plain_batch(batch)) {
+    printed_ += batch.size();
+    last_seq_ = batch.back().sequence;
+    last_crc_ = crc32c(batch.back().payload.data(), batch.back().payload.size());
+    if (eager_) flush();
+    return;
+  }
   const RecordView* last = nullptr;
   for (const RecordView& r : batch) {
     if (r.lost) {

@@ -62,6 +62,7 @@ class Printer {
 
  private:
   void json(const Json& j);
+  bool plain_batch(std::span<const RecordView> batch);
   RecordStyle style_;
   const Global& g_;
   std::string dir_;
