@@ -148,23 +148,19 @@ bool Printer::plain_batch(std::span<const RecordView> batch) {
 }
 
 void Printer::records(std::span<const RecordView> batch) {
-  if (batch.empty()) return;
-  if (plain_batch(batch)) {
-    printed_ += batch.size();
-    last_seq_ = batch.back().sequence;
-    last_crc_ = crc32c(batch.back().payload.data(), batch.back().payload.size());
-    if (eager_) flush();
-    return;
-  }
   const RecordView* last = nullptr;
-  for (const RecordView& r : batch) {
-    if (r.lost) {
-      lost(r.sequence);
-      continue;
+  if (plain_batch(batch)) {
+    if (!batch.empty()) last = &batch.back();  // no lost record in it
+  } else {
+    for (const RecordView& r : batch) {
+      if (r.lost) {
+        lost(r.sequence);
+        continue;
+      }
+      if (lost_) flush_lost();
+      render_record(style_, r.sequence, r.payload, out_);
+      last = &r;
     }
-    if (lost_) flush_lost();
-    render_record(style_, r.sequence, r.payload, out_);
-    last = &r;
   }
   if (!last) return;
   for (const RecordView& r : batch) printed_ += !r.lost;

@@ -97,8 +97,9 @@ class Segment {
   // when the walk's window already holds them (else leaves it empty).
   Result<Located> locate(uint64_t seq, std::string* frame = nullptr) const;
   // The same for a reader, who needs where the frame is, not the walk's
-  // state there: before.crc and after.crc are left 0 (the running CRC over
-  // the gap's headers, which only a cut writes into a slot, is not taken).
+  // state there: before.crc and after.crc are not to be used (the running
+  // CRC over the gap's headers, which only a cut writes into a slot, is not
+  // taken where the gap is walked in one read; they are 0 then).
   Result<Located> locate_frame(uint64_t seq, std::string* frame = nullptr) const;
   // The index entry at or before seq (builds the index if needed).
   Result<IndexEntry> entry_for(uint64_t seq, uint64_t* gap_end) const;
