@@ -29,6 +29,7 @@ struct CatOptions {
        salvage = false;
   std::optional<std::string> payload;
   std::optional<std::string> cursor_file;
+  std::string jobs = "0";  // one per core
   int poll_ms = 100;
 };
 
@@ -177,9 +178,10 @@ class CursorKeeper {
 
   // Flushes stdout, then rewrites the cursor when records were written since.
   void save() {
-    if (!o_.cursor_file || !p_.last_seq() || saved_ == p_.last_seq()) return;
+    // (With a cursor, records are printed with their CRCs: not rendered().)
+    if (!o_.cursor_file || !p_.last_seq() || !p_.last_crc() || saved_ == p_.last_seq()) return;
     p_.flush();
-    write_cursor(*o_.cursor_file, {*p_.last_seq(), p_.last_crc()});
+    write_cursor(*o_.cursor_file, {*p_.last_seq(), *p_.last_crc()});
     saved_ = p_.last_seq();
   }
   // As save() on the way out of an error: a failure to save is dropped (the
@@ -214,6 +216,34 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
 
 // Records taken from the scanner at a time (at most a read window's worth come).
 constexpr size_t kBatch = 4096;
+
+// Whether cat reads the records on every core (scan_rendered): all of them
+// from the start, shown by their payloads alone, and nothing that needs
+// each record's CRC (-f, --cursor-file) or stops at a count.
+bool read_rendered(const CatOptions& o, const Printer& p) {
+  return !o.follow && !o.cursor_file && !o.to && !o.count && p.plain();
+}
+
+// The records scan_rendered vouches for from `from`, printed; returns the
+// sequence after them, where the scanner takes over (at the end of the
+// log, or at what stopped the parallel read: damage, a lost record).
+uint64_t cat_rendered(const CatOptions& o, const Log& log, uint64_t from, Printer& p,
+                      Progress& progress) {
+  RenderedScanOptions ro;
+  ro.threads = jobs_of(o.jobs);
+  ro.render = [&p](std::span<const std::string_view> payloads, RenderedBytes& out) {
+    p.render_plain(payloads, out);
+  };
+  ro.write = [&](std::string_view bytes, uint64_t first, uint64_t records) -> Status {
+    p.rendered(bytes, records, first + records - 1);
+    progress.update(p.printed(), 0);
+    check_interrupted();
+    return {};
+  };
+  auto end = scan_rendered(log, from, ro);
+  if (!end) fail(end.status(), o.dir);
+  return *end;
+}
 
 int cat_dir(const CatOptions& o, const Global& g, Printer& p) {
   CursorKeeper keeper(o, p);
@@ -260,6 +290,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
          fmt::format("records before {} were truncated; starting there", log->first_sequence()));
   Progress progress(g, "cat", /*delayed=*/true);
   uint64_t pos = std::max(r.from, log->first_sequence());
+  if (read_rendered(o, p) && !past_end(pos)) pos = cat_rendered(o, *log, pos, p, progress);
   bool torn_warned = false;
   auto new_scanner = [&] {
     auto sc = log->scan(pos, r.to);
@@ -479,6 +510,11 @@ Command add_cat(CLI::App& app, const Global& g) {
       ->type_name("FILE");
   sub->add_option("--payload", o->payload, "Payload encoding (text default: raw; JSON: base64)")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}));
+  sub->add_option("-j,--jobs", o->jobs,
+                  "Threads reading the records in the plain text style (default 0: one per core); "
+                  "the output is the same")
+      ->type_name("N")
+      ->check(CLI::Validator(check_u64(), "N"));
   return {sub, true, [o, &g] { return run_cat(*o, g); }};
 }
 

@@ -122,29 +122,60 @@ void Printer::record(uint64_t seq, std::string_view payload) {
   if (eager_) flush();
 }
 
-// The plain text style (payloads as they are, each followed by a newline or
-// a NUL) of a batch without lost records that fits the buffer: one reserve
-// for the batch and a copy per record, not render_record's per-record
-// dispatch. False (nothing written) for anything else.
-bool Printer::plain_batch(std::span<const RecordView> batch) {
+bool Printer::plain() const {
   const RecordStyle& s = style_;
-  if (s.json || s.enc != PayloadEncoding::utf8 || s.seq || s.len32 || lost_) return false;
+  return !s.json && s.enc == PayloadEncoding::utf8 && !s.seq && !s.len32;
+}
+
+namespace {
+
+char* put_plain(char* o, std::string_view payload, char sep) {
+  o = put(o, payload);
+  *o++ = sep;
+  return o;
+}
+
+}  // namespace
+
+// The plain text style of a batch without lost records that fits the
+// buffer: one reserve for the batch and a copy per record, not
+// render_record's per-record dispatch. False (nothing written) for
+// anything else.
+bool Printer::plain_batch(std::span<const RecordView> batch) {
+  if (!plain() || lost_) return false;
   size_t bytes = 0;
   for (const RecordView& r : batch) {
     if (r.lost) return false;
     bytes += r.payload.size() + 1;
   }
   if (bytes > OutBuffer::kCapacity) return false;
-  const char sep = s.null ? '\0' : '\n';
+  const char sep = style_.null ? '\0' : '\n';
   char* const start = out_.reserve(bytes);
   char* o = start;
-  for (const RecordView& r : batch) {
-    std::memcpy(o, r.payload.data(), r.payload.size());
-    o += r.payload.size();
-    *o++ = sep;
-  }
+  for (const RecordView& r : batch) o = put_plain(o, r.payload, sep);
   out_.commit(size_t(o - start));
   return true;
+}
+
+void Printer::render_plain(std::span<const std::string_view> payloads, RenderedBytes& out) const {
+  size_t bytes = 0;
+  for (std::string_view p : payloads) bytes += p.size() + 1;
+  const char sep = style_.null ? '\0' : '\n';
+  char* const start = out.reserve(bytes);
+  char* o = start;
+  for (std::string_view p : payloads) o = put_plain(o, p, sep);
+  out.commit(size_t(o - start));
+}
+
+void Printer::rendered(std::string_view bytes, uint64_t records, uint64_t last_seq) {
+  if (!records) return;
+  flush_lost();
+  out_.flush();
+  out_write_direct(bytes);  // not copied again: a part is about as large as the buffer
+  printed_ += records;
+  last_seq_ = last_seq;
+  last_crc_.reset();
+  if (eager_) flush();
 }
 
 void Printer::records(std::span<const RecordView> batch) {

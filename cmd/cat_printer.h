@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "alog/rendered_scan.h"
 #include "alog/scanner.h"
 #include "cli.h"
 #include "out_buffer.h"
@@ -39,6 +40,19 @@ class Printer {
   // Records and lost records in order, as record() and lost() one by one.
   void records(std::span<const RecordView> batch);
 
+  // Whether the style shows each record by its payload alone (the plain
+  // text style: payloads as they are, each followed by a newline or a
+  // NUL), so that records can be rendered apart from the printer
+  // (render_plain, on scan_rendered's workers).
+  bool plain() const;
+  // Appends the records with these payloads in the plain style. Safe to
+  // call from several threads at once.
+  void render_plain(std::span<const std::string_view> payloads, RenderedBytes& out) const;
+  // Prints `records` records render_plain() rendered into `bytes`, the last
+  // one `last_seq`. Their CRCs are not known: last_crc() is nullopt until a
+  // record is printed one of the other ways.
+  void rendered(std::string_view bytes, uint64_t records, uint64_t last_seq);
+
   // A lost record (a salvage kept its sequence, not its bytes): consecutive
   // ones make one run, printed once, before whatever comes next.
   void lost(uint64_t seq);
@@ -57,8 +71,8 @@ class Printer {
 
   uint64_t printed() const { return printed_; }
   std::optional<uint64_t> last_seq() const { return last_seq_; }
-  // The CRC32C of the last record printed.
-  uint32_t last_crc() const { return last_crc_; }
+  // The CRC32C of the last record printed (nullopt after rendered()).
+  std::optional<uint32_t> last_crc() const { return last_crc_; }
 
  private:
   void json(const Json& j);
@@ -71,7 +85,7 @@ class Printer {
   std::optional<std::pair<uint64_t, uint64_t>> lost_;
   uint64_t printed_ = 0;
   std::optional<uint64_t> last_seq_;
-  uint32_t last_crc_ = 0;
+  std::optional<uint32_t> last_crc_;
 };
 
 }  // namespace alog::cli

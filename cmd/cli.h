@@ -189,6 +189,8 @@ std::function<std::string(std::string&)> check_u64();
 std::function<std::string(std::string&)> check_size();
 std::function<std::string(std::string&)> check_duration();
 std::function<std::string(std::string&)> check_duration_ms();
+// A -j/--jobs value (checked by check_u64): N threads, 0 one per core, at most 256.
+unsigned jobs_of(const std::string& s);
 
 // ---- the log directory ----
 // True when path names a regular file (a single segment) rather than a directory.

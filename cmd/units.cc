@@ -1,7 +1,9 @@
 // Argument values (man/alog.1 "Arguments"): SEQ/N, SIZE ("64MiB", "4k")
 // and DURATION ("7d", "1d12h", "2h30m15s", and for intervals "200ms"),
 // strict about everything else.
+#include <algorithm>
 #include <string>
+#include <thread>
 
 #include "cli.h"
 
@@ -31,6 +33,12 @@ std::string lower(std::string_view s) {
 }
 
 }  // namespace
+
+unsigned jobs_of(const std::string& s) {
+  uint64_t n = parse_u64(s).value_or(1);
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  return unsigned(std::min<uint64_t>(n, 256));
+}
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
   size_t i = 0;

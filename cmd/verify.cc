@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "cli.h"
 #include "report.h"
@@ -19,13 +18,6 @@ struct VerifyCmdOptions {
   bool headers_only = false;
   std::string jobs = "0";  // one per core
 };
-
-// --jobs: N segments at once; 0, one per core.
-unsigned jobs_of(const std::string& s) {
-  uint64_t n = parse_u64(s).value_or(1);
-  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
-  return unsigned(std::min<uint64_t>(n, 256));
-}
 
 Json verify_json(const VerifyReport& r, int exit) {
   ProblemCounts c = count_problems(r);

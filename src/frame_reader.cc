@@ -234,6 +234,51 @@ Stop Walker::run() {
   return s;
 }
 
+size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uint64_t& off,
+                    uint64_t seq, RecordView* out, size_t max) {
+  const uint64_t wend = w.end();
+  uint64_t at = off;
+  // The headers first, up to the first frame the run cannot take for its
+  // header; then the CRCs, three side by side, up to the first mismatch.
+  size_t n = 0;
+  while (n < max && at < end && at + kFrameHeaderSize <= wend) {
+    const uint8_t* p = w.at(at);
+    const FrameHeader h = decode_frame_header(p);
+    if (h.is_checkpoint()) {
+      at += kFrameHeaderSize;
+      continue;
+    }
+    const uint64_t after = at + kFrameHeaderSize + h.word;
+    if (!data_frame_ok(h, generation, at, end) || after > wend) break;
+    out[n] = {seq + n, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word),
+              h.is_lost()};
+    n++;
+    at = after;
+  }
+  auto header_of = [](const RecordView& r) {
+    return reinterpret_cast<const uint8_t*>(r.payload.data()) - kFrameHeaderSize;
+  };
+  size_t good = 0;
+  bool bad = false;
+  while (!bad && good + 3 <= n) {
+    const uint8_t* f[3] = {header_of(out[good]), header_of(out[good + 1]), header_of(out[good + 2])};
+    uint32_t c[3];
+    crc32c_frames_3(f, c);
+    size_t k = 0;
+    while (k < 3 && c[k] == get32(f[k] + 12)) k++;
+    good += k;
+    bad = k < 3;
+  }
+  while (!bad && good < n) {  // the last one or two
+    const uint8_t* f = header_of(out[good]);
+    bad = frame_crc(f, f + kFrameHeaderSize, get32(f)) != get32(f + 12);
+    if (!bad) good++;
+  }
+  if (good < n) at = off + uint64_t(header_of(out[good]) - w.at(off));  // the first mismatch
+  off = at;
+  return good;
+}
+
 }  // namespace alog::detail
 
 namespace alog {

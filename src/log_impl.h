@@ -106,6 +106,7 @@ class LogImpl {
   // at `end`, waits until the walk published more (true), or finished
   // (false, or its error).
   void settle_tail() const { tail_walk_.settle(); }
+  bool tail_walk_running() const { return tail_walk_.running(); }
   Result<bool> await_tail(const detail::Segment& seg, uint64_t end) const {
     return tail_walk_.await(seg, end);
   }

@@ -281,63 +281,17 @@ size_t ScannerImpl::take_window(RecordView* out, size_t max) {
   uint64_t next = r_.next;
   if (to_ && *to_ < next) next = *to_ + 1;
   if (pos_ >= next) return 0;
-  const uint64_t end = r_.end, wend = win_->end();
-  const uint16_t gen = seg_->generation();
-  uint64_t off = off_, pos = pos_;
-  // The headers first, up to the first frame next() would reject for its
-  // header; then the CRCs of the frames taken, three side by side, up to
-  // the first mismatch.
-  const uint8_t* const base = win_->at(off_);
-  size_t n = 0;
-  while (n < max && pos < next && off < end && off + kFrameHeaderSize <= wend) {
-    const uint8_t* p = win_->at(off);
-    FrameHeader h = decode_frame_header(p);
-    if (h.is_checkpoint()) {
-      off += kFrameHeaderSize;
-      continue;
-    }
-    const uint64_t after = off + kFrameHeaderSize + h.word;
-    if (!data_frame_ok(h, gen, off, end) || after > wend) break;
-    out[n++] = {pos, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word),
-                h.is_lost()};
-    pos++;
-    off = after;
-  }
-  auto header_of = [](const RecordView& r) {
-    return reinterpret_cast<const uint8_t*>(r.payload.data()) - kFrameHeaderSize;
-  };
-  size_t good = 0;
-  bool bad = false;
-  while (!bad && good + 3 <= n) {
-    const uint8_t* f[3] = {header_of(out[good]), header_of(out[good + 1]),
-                           header_of(out[good + 2])};
-    uint32_t c[3];
-    crc32c_frames_3(f, c);
-    size_t k = 0;
-    while (k < 3 && c[k] == get32(f[k] + 12)) k++;
-    good += k;
-    bad = k < 3;
-  }
-  while (!bad && good < n) {  // the last one or two (next(): one at a time)
-    const uint8_t* f = header_of(out[good]);
-    bad = !frame_crc_ok(f, off_ + uint64_t(f - base));
-    if (!bad) good++;
-  }
-  if (good < n) {
-    // The first mismatch: the scan goes on from it (next() reports it).
-    const uint8_t* f = header_of(out[good]);
-    pos = out[good].sequence;
-    off = off_ + uint64_t(f - base);
-    n = good;
-  }
+  const uint64_t from = off_;
+  const size_t n = take_records(*win_, seg_->generation(), r_.end, off_, pos_,
+                                out, size_t(std::min<uint64_t>(max, next - pos_)));
   if (n > 0) {
-    cur_off_ = off_ + uint64_t(header_of(out[n - 1]) - base);
-    cur_seq_ = pos - 1;
+    const auto* last = reinterpret_cast<const uint8_t*>(out[n - 1].payload.data()) - kFrameHeaderSize;
+    cur_off_ = from + uint64_t(last - win_->at(from));
+    cur_seq_ = pos_ + n - 1;
     payload_ = out[n - 1].payload;
     lost_ = out[n - 1].lost;
   }
-  pos_ = pos;
-  off_ = off;
+  pos_ += n;
   return n;
 }
 

@@ -50,4 +50,9 @@ void TailWalk::settle() const {
   cv_.wait(lk, [&] { return done_; });
 }
 
+bool TailWalk::running() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return !done_;
+}
+
 }  // namespace alog::detail

@@ -34,6 +34,8 @@ class TailWalk {
   Result<bool> await(const Segment& seg, uint64_t end) const;
   // Waits for the walk to finish (nothing when none ran).
   void settle() const;
+  // Whether a walk is going on now.
+  bool running() const;
 
  private:
   mutable std::mutex mu_;

@@ -1,6 +1,7 @@
 #include "walk_split.h"
 
 #include <algorithm>
+#include <cstring>
 #include <system_error>
 
 #include "alog/crc32c.h"
@@ -22,14 +23,21 @@ constexpr uint64_t kMaxSearch = 16 << 20;
 
 std::optional<uint64_t> find_checkpoint(File& file, uint16_t generation, uint64_t from, uint64_t to) {
   constexpr size_t kChunk = 64 << 10;
-  std::vector<uint8_t> buf(kChunk);
+  std::unique_ptr<uint8_t[]> buf(new uint8_t[kChunk]);
   for (uint64_t at = from; at < to;) {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, to - at + kFrameHeaderSize - 1));
-    auto got = file.pread(buf.data(), want, at);
+    auto got = file.pread(buf.get(), want, at);
     if (!got.is_ok() || *got < kFrameHeaderSize) return std::nullopt;
-    for (size_t i = 0; i + kFrameHeaderSize <= *got && at + i < to; i++) {
-      const uint8_t* p = buf.data() + i;
-      if (p[11] != kFlagCheckpoint || p[10] != 0 || get16(p + 8) != generation || get16(p + 6) != 0) continue;
+    // Candidates by their flags byte (memchr: payloads rarely hold it).
+    const uint8_t* const b = buf.get();
+    const size_t last = *got - kFrameHeaderSize;  // the last header start in the buffer
+    for (size_t i = 0; i <= last && at + i < to; i++) {
+      const void* q = std::memchr(b + i + 11, kFlagCheckpoint, last - i + 1);
+      if (!q) break;
+      i = size_t(static_cast<const uint8_t*>(q) - b) - 11;
+      const uint8_t* p = b + i;
+      if (at + i >= to) break;
+      if (p[10] != 0 || get16(p + 8) != generation || get16(p + 6) != 0) continue;
       if (crc32c(p, 12) == get32(p + 12)) return at + i;
     }
     at += *got - (kFrameHeaderSize - 1);

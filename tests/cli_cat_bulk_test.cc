@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <random>
 
@@ -15,6 +17,7 @@
 #include "alog/scanner.h"
 #include "cat_printer.h"
 #include "cli_util.h"
+#include "damaged_log.h"
 #include "scanner_batch_util.h"
 
 using namespace alog;
@@ -319,4 +322,43 @@ TEST_CASE("cat prints records larger than its output buffer among small ones who
     CHECK(r.out.size() == want.size());
     CHECK(r.out == want);
   }
+}
+
+TEST_CASE("cat on every core prints what cat reading one record at a time prints, errors and exit status included") {
+  // --to disables the parallel reading (it stops at a sequence): the
+  // reading in order, record by record, is the reference.
+  const std::string in_order = "cat --to 18446744073709551615 ";
+  TempDir t;
+  std::vector<std::string> logs;
+  auto damaged = [&](const std::string& name, const std::function<void(const std::string&)>& damage) {
+    const std::string d = t / name;
+    copy_tree(base_log(), d);
+    damage(d);
+    logs.push_back(d);
+  };
+  damaged("intact", [](const std::string&) {});
+  damaged("payload", [](const std::string& d) { flip_bit(seg(d, 80), 192 + 16 + 300, 4); });
+  damaged("header-length", [](const std::string& d) { set_byte(seg(d, 40), 192 + 88 * 7 + 1, 0x7f); });
+  damaged("missing-middle", [](const std::string& d) { std::filesystem::remove(seg(d, 120)); });
+  damaged("garbled-header", [](const std::string& d) { flip_bit(seg(d, 120), 20, 1); });
+  damaged("torn-tail", [](const std::string& d) { truncate_file(seg(d, 160), file_size(seg(d, 160)) - 50); });
+  for (uint32_t seed = 300; seed < 303; seed++) {
+    const std::string d = t / ("random" + std::to_string(seed));
+    make_random_log(d, seed);
+    logs.push_back(d);
+  }
+  int stopped = 0;
+  for (const std::string& d : logs)
+    for (const char* style : {"", "-0 "}) {
+      RunResult want = run_alog(in_order + style + shq(d));
+      for (const char* jobs : {"-j 1 ", "-j 2 ", "-j 5 "}) {
+        INFO(jobs << style << d);
+        RunResult got = run_alog(std::string("cat ") + jobs + style + shq(d));
+        CHECK(got.exit_code == want.exit_code);
+        CHECK(got.out == want.out);
+        CHECK(got.err == want.err);
+      }
+      stopped += want.exit_code != 0;
+    }
+  CHECK(stopped >= 6);  // the damage is met, not only intact logs compared
 }

@@ -7,6 +7,7 @@
 #include "alog/inspect.h"
 #include "alog/interrupt.h"
 #include "alog/log.h"
+#include "alog/rendered_scan.h"
 #include "alog/retention.h"
 #include "alog/scanner.h"
 #include "alog/status.h"

@@ -1,0 +1,69 @@
+// Reading a log on several threads, for output made of each record's
+// payload alone (alog cat's plain text): the log is cut into parts at
+// checkpoints, each part is read, checked as a walk checks it and rendered
+// on a worker thread, and the rendered parts come back to the caller in
+// log order. One read and one CRC of each frame, on every core.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "alog/status.h"
+
+namespace alog {
+
+class Log;
+
+// The bytes rendered for one part of the log.
+class RenderedBytes {
+ public:
+  // Room for n more bytes at the end: write them there, then commit() what
+  // was written.
+  char* reserve(size_t n) {
+    if (cap_ - size_ < n) grow(n);
+    return buf_.get() + size_;
+  }
+  void commit(size_t n) { size_ += n; }
+  std::string_view view() const { return {buf_.get(), size_}; }
+  void clear() { size_ = 0; }
+
+ private:
+  void grow(size_t n);
+  std::unique_ptr<char[]> buf_;
+  size_t size_ = 0, cap_ = 0;
+};
+
+struct RenderedScanOptions {
+  // On worker threads, several at a time: appends the output of
+  // consecutive records, given by their payloads in log order, to out.
+  std::function<void(std::span<const std::string_view> payloads, RenderedBytes& out)> render;
+  // On the calling thread, in log order: the output of `records` records
+  // from sequence `first`. An error (or an exception) stops the scan and is
+  // returned (thrown).
+  std::function<Status(std::string_view bytes, uint64_t first, uint64_t records)> write;
+  size_t threads = 0;                // worker threads; 0: one per CPU, at most 8
+  uint64_t part_bytes = 512 << 10;  // a part's size in the segment files, about
+};
+
+// Renders the records from `from` up to the end of the log as it is now,
+// for as long as they are plainly intact, and returns the sequence after
+// the last record written: the log's next sequence when it went through.
+// It stops before the first record a Scanner from `from` would not return
+// as a plain record at that point (a lost record, damage, a segment
+// recycled or cut under it), and also, more cautiously, at anything a walk
+// of the segment would stop at (a checkpoint disagreeing with the headers
+// before it). The caller reads on from there with a Scanner, which meets
+// what stopped this scan as it would have met it reading in order: the
+// records written are the ones such a Scanner returns, in its order. Of a
+// log whose tail is still being walked in the background (Options::
+// walk_tail_in_background), the active segment is left to the Scanner,
+// which reads it behind the walk. Errors: those of write() (when no worker
+// thread can be started, the calling thread reads every part: that is not
+// an error).
+Result<uint64_t> scan_rendered(const Log& log, uint64_t from, const RenderedScanOptions& o);
+
+}  // namespace alog
