@@ -225,10 +225,10 @@ bool read_rendered(const CatOptions& o, const Printer& p) {
 }
 
 // The records scan_rendered vouches for from `from`, printed; returns the
-// sequence after them, where the scanner takes over (at the end of the
-// log, or at what stopped the parallel read: damage, a lost record).
-uint64_t cat_rendered(const CatOptions& o, const Log& log, uint64_t from, Printer& p,
-                      Progress& progress) {
+// scanner that reads on after them (at the end of the log, or at what
+// stopped the parallel read: damage, a lost record).
+std::unique_ptr<Scanner> cat_rendered(const CatOptions& o, const Log& log, uint64_t from, Printer& p,
+                                      Progress& progress) {
   RenderedScanOptions ro;
   ro.threads = jobs_of(o.jobs);
   ro.render = [&p](std::span<const std::string_view> payloads, RenderedBytes& out) {
@@ -240,9 +240,9 @@ uint64_t cat_rendered(const CatOptions& o, const Log& log, uint64_t from, Printe
     check_interrupted();
     return {};
   };
-  auto end = scan_rendered(log, from, ro);
-  if (!end) fail(end.status(), o.dir);
-  return *end;
+  auto sc = scan_rendered(log, from, ro);
+  if (!sc) fail(sc.status(), o.dir);
+  return std::move(sc).value();
 }
 
 int cat_dir(const CatOptions& o, const Global& g, Printer& p) {
@@ -290,7 +290,6 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
          fmt::format("records before {} were truncated; starting there", log->first_sequence()));
   Progress progress(g, "cat", /*delayed=*/true);
   uint64_t pos = std::max(r.from, log->first_sequence());
-  if (read_rendered(o, p) && !past_end(pos)) pos = cat_rendered(o, *log, pos, p, progress);
   bool torn_warned = false;
   auto new_scanner = [&] {
     auto sc = log->scan(pos, r.to);
@@ -299,7 +298,14 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
   };
   // A follower asked for records beyond the end has no scanner until they exist.
   std::unique_ptr<Scanner> sc;
-  if (!past_end(pos)) sc = new_scanner();
+  if (!past_end(pos)) {
+    if (read_rendered(o, p)) {
+      sc = cat_rendered(o, *log, pos, p, progress);
+      pos = sc->position();
+    } else {
+      sc = new_scanner();
+    }
+  }
   std::vector<RecordView> batch(kBatch);
   while (true) {
     bool reaped = false;

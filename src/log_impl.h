@@ -81,6 +81,11 @@ class LogImpl {
 
   // Reading (scanner.cc).
   Result<Record> read(uint64_t seq) const;
+  // A Scanner whose next record is seq, the frame at `off` in seg, as if it
+  // had read up to there (seg's cuts() then `cuts`): it goes on in order,
+  // without looking for seq's frame.
+  std::unique_ptr<Scanner> scan_at(uint64_t seq, const detail::SegmentPtr& seg, uint64_t off,
+                                   uint64_t cuts) const;
 
   // The current segment chain (copy-on-write snapshot).
   std::shared_ptr<const detail::SegmentList> view() const;
@@ -106,7 +111,20 @@ class LogImpl {
   // at `end`, waits until the walk published more (true), or finished
   // (false, or its error).
   void settle_tail() const { tail_walk_.settle(); }
-  bool tail_walk_running() const { return tail_walk_.running(); }
+  // Stops a background walk of the tail that is still going on, for the
+  // caller to walk the rest itself (scan_rendered, on every core): the
+  // walk's last batch boundary, which its published range ends at; nullopt
+  // when no walk was going on (or it ended first). The caller must then
+  // call conclude_tail_walk, as the walk would have; until then the walk
+  // counts as going on (accessors and scanners wait for it).
+  std::optional<detail::WalkState> take_over_tail_walk();
+  // What a read-only open's walk of the active segment's tail sets once it
+  // ends (`done` stopped with `stop`, or at a valid EOF): the segment's
+  // range, torn_tail() and tail_cut(); an I/O error (Stop::io_error, `error`)
+  // ends the range at the last batch boundary. An error is also damage(),
+  // as a background walk's is.
+  Status conclude_tail_walk(const detail::SegmentPtr& seg, detail::Stop stop, const detail::Walker& done,
+                            const Status& error = {});
   Result<bool> await_tail(const detail::Segment& seg, uint64_t end) const {
     return tail_walk_.await(seg, end);
   }
@@ -136,6 +154,8 @@ class LogImpl {
   // With `progress`, publishes seg's range at batch boundaries as the walk
   // confirms them and tells progress each time.
   Status walk_active_for_read(const detail::SegmentPtr& seg, detail::TailWalk* progress = nullptr);
+  Status conclude_walk(const detail::SegmentPtr& seg, detail::Stop stop, const detail::Walker& done,
+                       const Status& error);  // conclude_tail_walk without the damage
   // Cuts the active segment at boundary b (FORMAT.md "Cutting at a boundary").
   Status cut_at(const detail::SegmentPtr& seg, const detail::WalkState& b, const char* reason);
   // The cut opening makes at the active segment's tail, given where the walk
@@ -222,6 +242,10 @@ class LogImpl {
   std::vector<uint8_t> scratch_;
   std::vector<struct iovec> iov_;
   std::unique_ptr<detail::Reaper> reaper_;
+  // Asks a background tail walk to stop (take_over_tail_walk), and the
+  // batch boundary it stopped at.
+  std::atomic<bool> stop_tail_walk_{false};
+  std::optional<detail::WalkState> tail_walk_stopped_at_;
   // Last: its thread uses the members above until it is joined.
   detail::TailWalk tail_walk_;
 };

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "log_impl.h"
 #include "lost_found.h"
@@ -165,10 +166,16 @@ namespace {
 // Published ranges of a background walk are at least this far apart.
 constexpr uint64_t kPublishEvery = 256 * 1024;
 
-// walk.run(), publishing seg's range at batch boundaries kPublishEvery apart.
-Stop run_publishing(Walker& walk, Segment& seg, TailWalk& progress) {
+// walk.run(), publishing seg's range at batch boundaries kPublishEvery apart;
+// Stop::none when `stop` is set first (the range then ends at the walk's
+// last batch boundary).
+Stop run_publishing(Walker& walk, Segment& seg, TailWalk& progress, const std::atomic<bool>& stop) {
   uint64_t told = walk.boundary().offset;
   while (true) {
+    if (stop.load(std::memory_order_relaxed)) {
+      seg.publish_append(walk.boundary().offset, walk.boundary().seq);
+      return Stop::none;
+    }
     Stop s = walk.step();
     if (s != Stop::none) return s;
     const WalkState& b = walk.boundary();
@@ -206,26 +213,52 @@ Status LogImpl::walk_active_for_read(const SegmentPtr& seg, TailWalk* progress) 
   }
   if (!done) {
     Walker walk(&w, seg->generation(), synced_state(slot), /*read_payloads=*/true);
-    stop = progress ? run_publishing(walk, *seg, *progress) : run_split(walk, w, *seg);
+    stop = progress ? run_publishing(walk, *seg, *progress, stop_tail_walk_) : run_split(walk, w, *seg);
     if (stop == Stop::io_error) return w.error();
+    if (stop == Stop::none) {  // stopped: take_over_tail_walk's caller goes on from here
+      tail_walk_stopped_at_ = walk.boundary();
+      return {};
+    }
     done = walk;
   }
+  return conclude_walk(seg, stop, *done, {});
+}
+
+std::optional<WalkState> LogImpl::take_over_tail_walk() {
+  if (!tail_walk_.take_over(stop_tail_walk_)) return std::nullopt;
+  auto at = std::exchange(tail_walk_stopped_at_, std::nullopt);
+  if (!at) tail_walk_.release({});  // it had ended on its own
+  return at;
+}
+
+Status LogImpl::conclude_tail_walk(const SegmentPtr& seg, Stop stop, const Walker& done, const Status& error) {
+  Status st = conclude_walk(seg, stop, done, error);
+  if (!st.is_ok() && damage_.is_ok()) damage_ = st;  // as a background walk's error
+  tail_walk_.release(st);
+  return st;
+}
+
+Status LogImpl::conclude_walk(const SegmentPtr& seg, Stop stop, const Walker& done, const Status& error) {
   auto r = seg->range();
+  if (stop == Stop::io_error) {  // the records end at the last batch boundary before it
+    seg->publish_append(done.boundary().offset, done.boundary().seq);
+    return error;
+  }
   // A torn tail is the end for a reader.
-  tail_ = stop == Stop::eof ? done->state() : done->boundary();
+  tail_ = stop == Stop::eof ? done.state() : done.boundary();
   torn_tail_.clear();
   if (stop != Stop::eof)
-    torn_tail_ = seg->path() + ":" + std::to_string(done->state().offset) + ": " + stop_text(stop);
+    torn_tail_ = seg->path() + ":" + std::to_string(done.state().offset) + ": " + stop_text(stop);
   r.end = tail_.offset;
   r.next = tail_.seq;
   seg->set_range(r);
   // What a write open would cut here, told as recover_active does it.
   if (stop == Stop::eof) return plan_tail_cut(seg, true, tail_, tail_, "");
-  WalkState b = done->boundary();
-  if (b.offset == slot.synced_offset) {
+  WalkState b = done.boundary();
+  if (b.offset == seg->slot().synced_offset) {
     ALOG_ASSIGN(b.open_batch, ends_open_batch(*seg, b));
   }
-  return plan_tail_cut(seg, false, done->state(), b, stop_text(stop));
+  return plan_tail_cut(seg, false, done.state(), b, stop_text(stop));
 }
 
 }  // namespace alog

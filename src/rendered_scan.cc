@@ -1,23 +1,25 @@
-// scan_rendered (alog/rendered_scan.h): the log cut into parts at
-// checkpoints found ahead (find_checkpoint, as a split walk finds them),
-// each part walked with payloads and rendered by a worker, the parts
-// written in order by the calling thread, which also decides how far they
-// hold: a part that does not begin at a known frame boundary counts only
-// when the part before it stepped onto its checkpoint.
+// scan_rendered (alog/rendered_scan.h): the parts (rendered_parts.h) read by
+// the calling thread and helpers, written in order by the calling thread,
+// which also decides how far they hold: a part that does not begin at a
+// known frame boundary counts only when the part before it ended exactly on
+// its checkpoint. A background walk of the active segment's tail still
+// going on is stopped and its rest read in parts too, each part's walk
+// taken over by the log's own walk in order (Walker::adopt, as a split walk
+// joins its parts), which then concludes the tail as the background walk
+// would have.
 #include "alog/rendered_scan.h"
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
-#include <exception>
 #include <mutex>
-#include <span>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
 
 #include "log_impl.h"
-#include "walk_split.h"
+#include "rendered_parts.h"
 
 namespace alog {
 
@@ -34,143 +36,47 @@ void RenderedBytes::grow(size_t n) {
 
 namespace {
 
-constexpr size_t kWindow = 256 << 10;  // a worker's reads: in its core's cache when read back
+// The log's walk of the active segment's tail, taken over from a background
+// walk: it adopts the tail parts' walks in order, walks on itself where they
+// do not join, and concludes the tail in any case (also when the scan ends
+// early: an error, an exception).
+class TailTakeover {
+ public:
+  TailTakeover(LogImpl& log, SegmentPtr seg, const WalkState& at)
+      : log_(log), seg_(std::move(seg)), win_(&seg_->file(), seg_->file_length()),
+        walk_(&win_, seg_->generation(), at, /*read_payloads=*/true) {}
+  // An error of the walk is the log's damage() (conclude_tail_walk).
+  ~TailTakeover() { (void)conclude(); }
+  // Stands where the tail part p's walk stands: p begins at the walk's
+  // state (the first part), or just past the checkpoint the walk stepped
+  // onto as the part before ended (Run::go goes no further otherwise).
+  void adopt(const Part& p) { walk_.adopt(*p.walker, p.known ? 0 : walk_.state().seq); }
+  uint64_t sequence() const { return walk_.state().seq; }
+  // Walks on from where the walk stands (an adopted stop is met again) and
+  // sets the log's tail as a read-only open's walk does.
+  Status conclude() {
+    if (concluded_) return status_;
+    concluded_ = true;
+    const Stop s = walk_.run();
+    status_ = log_.conclude_tail_walk(seg_, s, walk_, win_.error());
+    return status_;
+  }
 
-// One part of a segment: its frames from `start` to `end`.
-struct Part {
-  SegmentPtr seg;
-  uint64_t cuts = 0;       // seg->cuts() when planned
-  uint64_t limit = 0;      // the segment's committed end when planned
-  uint64_t seg_next = 0;   // and its next sequence
-  WalkState start;         // known: the walk's state there; else a checkpoint's reset state
-  bool known = false;      // start is a frame boundary for sure: the segment's read offset, or `from`
-  uint64_t end = 0;        // limit, or just past the checkpoint where the next part begins
-  // The worker's results.
-  std::unique_ptr<RenderedBytes> out;
-  uint64_t records = 0;
-  bool complete = false;  // the walk reached `end`, onto the next part's checkpoint
-  bool done = false;
-  std::exception_ptr error;  // thrown by render
+ private:
+  LogImpl& log_;
+  SegmentPtr seg_;
+  FrameWindow win_;
+  Walker walk_;
+  bool concluded_ = false;
+  Status status_;
 };
-
-// Parts of every segment from the one holding `from`, at most `part_bytes`
-// apart where a checkpoint is found (a segment with none found in a stretch
-// keeps the stretch in one part).
-std::vector<Part> plan(const LogImpl& log, uint64_t from, uint64_t part_bytes) {
-  std::vector<Part> parts;
-  const auto view = log.view();
-  // The last segment is left to the Scanner, which reads it from its start
-  // (a Scanner starting inside a segment walks the headers before), while a
-  // walk in the background confirms its tail (the Scanner reads behind the
-  // walk), and when damage ends the readable log there (a Scanner meets
-  // that end differently reading up to it and starting at it).
-  const bool last_to_scanner = log.tail_walk_running() || !log.damage().is_ok();
-  const size_t whole = view->size() - (last_to_scanner && !view->empty());
-  for (const SegmentPtr& seg : std::span(view->data(), whole)) {
-    const Segment::Range r = seg->range();
-    if (r.next <= from || r.next <= r.first) continue;
-    if (seg->reaped()) break;
-    Part p;
-    p.seg = seg;
-    p.cuts = seg->cuts();
-    p.limit = r.end;
-    p.seg_next = r.next;
-    p.known = true;
-    if (from <= r.first) {
-      p.start = WalkState{r.read_offset, r.first, r.read_crc, r.read_pending, false};
-    } else {
-      auto l = seg->locate(from);
-      if (!l.is_ok()) break;  // the Scanner reports it
-      p.start = l->before;
-    }
-    uint64_t search = p.start.offset + part_bytes;
-    while (search + part_bytes / 2 < r.end) {  // the last part is at least half a part
-      auto cp = find_checkpoint(seg->file(), seg->generation(), search,
-                                std::min(r.end - kFrameHeaderSize, search + part_bytes));
-      if (!cp) {
-        search += part_bytes;
-        continue;
-      }
-      p.end = *cp + kFrameHeaderSize;
-      Part next;
-      next.seg = seg;
-      next.cuts = p.cuts;
-      next.limit = p.limit;
-      next.seg_next = p.seg_next;
-      next.start = WalkState{p.end, 0, 0, 0, false};
-      parts.push_back(std::move(p));
-      p = std::move(next);
-      search = p.start.offset + part_bytes;
-    }
-    p.end = r.end;
-    parts.push_back(std::move(p));
-  }
-  return parts;
-}
-
-// What a worker keeps from part to part: the window on the segment it read
-// last, and room for the records of a window.
-struct Reader {
-  const Segment* seg = nullptr;
-  std::unique_ptr<FrameWindow> win;
-  std::vector<RecordView> records = std::vector<RecordView>(4096);
-  std::vector<std::string_view> payloads;
-};
-
-// Reads one part as a Scanner reads (take_records) and renders its records,
-// up to the first frame a Scanner would not return as a plain record. The
-// part is complete when the reading reaches its end: the segment's, or the
-// checkpoint where the next part begins.
-void read_part(Part& p, Reader& rd, const RenderedScanOptions& o) {
-  if (rd.seg != p.seg.get() || rd.win->limit() != p.limit) {
-    rd.win = std::make_unique<FrameWindow>(&p.seg->file(), p.limit, kWindow);
-    rd.seg = p.seg.get();
-  }
-  FrameWindow& w = *rd.win;
-  RenderedBytes& out = *p.out;
-  out.clear();
-  const uint16_t gen = p.seg->generation();
-  const uint64_t stop = p.end == p.limit ? p.end : p.end - kFrameHeaderSize;
-  uint64_t off = p.start.offset, records = 0;
-  bool lost = false;
-  while (off < stop && !lost) {
-    const size_t n = take_records(w, gen, stop, off, 0, rd.records.data(), rd.records.size());
-    rd.payloads.clear();
-    for (size_t k = 0; k < n && !(lost = rd.records[k].lost); k++) rd.payloads.push_back(rd.records[k].payload);
-    if (!rd.payloads.empty()) o.render(rd.payloads, out);
-    records += rd.payloads.size();
-    if (n || lost) continue;
-    // What stopped the run: a frame not wholly in the window (read it, and
-    // go on), or one a Scanner would not take here (the part ends there).
-    auto in_window = [&] {
-      if (!w.holds(off, kFrameHeaderSize)) return false;
-      const FrameHeader h = decode_frame_header(w.at(off));
-      return !h.is_data() || w.holds(off, kFrameHeaderSize + uint64_t{h.word});
-    };
-    if (in_window() || !w.ensure(off, kFrameHeaderSize)) break;
-    const FrameHeader h = decode_frame_header(w.at(off));
-    if (h.is_data() && !w.ensure(off, kFrameHeaderSize + uint64_t{h.word})) break;
-  }
-  bool complete = !lost && off == stop;
-  if (complete && stop != p.end)  // the next part's checkpoint, as find_checkpoint found it
-    complete = w.ensure(stop, kFrameHeaderSize) && decode_frame_header(w.at(stop)).is_checkpoint();
-  // A recycle or a cut while the part was read (a Scanner checks after
-  // its reads too): none of it counts, the Scanner reports it.
-  if (p.seg->reaped() || p.seg->cuts() != p.cuts) {
-    records = 0;
-    complete = false;
-    out.clear();
-  }
-  p.records = records;
-  p.complete = complete;
-}
 
 // The parts read by the calling thread and n - 1 helpers, each taking the
-// next part not yet taken while at most 2n parts are read and not yet
-// written; the calling thread also writes them out in order.
+// next part not yet taken while at most 2n are read and not yet written.
 class Run {
  public:
-  Run(std::vector<Part> parts, const RenderedScanOptions& o) : parts_(std::move(parts)), o_(o) {}
+  Run(std::vector<Part> parts, const RenderedScanOptions& o, TailTakeover* tail)
+      : parts_(std::move(parts)), o_(o), tail_(tail) {}
   ~Run() {
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -180,7 +86,14 @@ class Run {
     for (std::thread& t : threads_) t.join();
   }
 
-  Result<uint64_t> go(uint64_t from) {
+  // Where the Scanner goes on: the frame after the last record written, in
+  // its segment (none written: none).
+  struct Resume {
+    SegmentPtr seg;
+    uint64_t offset = 0, cuts = 0;
+  };
+
+  Result<uint64_t> go(uint64_t from, Resume& resume) {
     size_t n = o_.threads ? o_.threads : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
     n = std::min(n, parts_.size());
     ahead_ = 2 * std::max<size_t>(n, 1);
@@ -192,24 +105,35 @@ class Run {
       }
     }
     uint64_t pos = from;
-    bool any = false, prev_complete = false;
-    for (size_t i = 0; i < parts_.size(); i++) {
+    bool any = false, writing = true, prev_complete = false;
+    for (size_t i = 0; i < parts_.size() && (writing || tail_); i++) {
       Part& p = parts_[i];
       read_until_done(p);
       if (p.error) std::rethrow_exception(p.error);
-      if (p.known ? (any ? p.start.seq != pos : p.start.seq < pos) : !prev_complete) break;
-      if (p.known) pos = p.start.seq;
-      if (pos + p.records > p.seg_next) break;  // more frames than the segment's records: damage
-      any = true;
-      if (p.records) {
-        Status st = o_.write(p.out->view(), pos, p.records);
-        if (!st.is_ok()) return st;
-        pos += p.records;
+      // Where the part's records begin, and whether they count: a part
+      // begins where the one before ended exactly, or at a known frame.
+      const uint64_t first = p.known ? p.start.seq : p.tail ? tail_->sequence() : pos;
+      if (p.tail) tail_->adopt(p);
+      if (!p.known && !prev_complete) writing = false;
+      if (p.known && (any ? first != pos : first < pos)) writing = false;
+      if (!p.tail && first + p.records > p.seg_next) writing = false;  // more frames than records: damage
+      if (writing) {
+        any = true;
+        pos = first;
+        if (p.records) {
+          Status st = o_.write(p.out->view(), pos, p.records);
+          if (!st.is_ok()) return st;
+          pos += p.records;
+        }
+        resume = {p.seg, p.resume, p.cuts};
+        writing = p.rendered_all && p.complete && (p.tail || p.end != p.limit || pos == p.seg_next);
       }
       give_back(std::move(p.out));
-      if (!p.complete || (p.end == p.limit && pos != p.seg_next)) break;
-      prev_complete = true;
+      prev_complete = p.complete;
+      if (p.tail && !p.complete) break;  // its walk stopped: the log's walk concludes from there
     }
+    // Its error is the log's damage(), which the Scanner meets where the records end.
+    if (tail_) (void)tail_->conclude();
     return pos;
   }
 
@@ -253,8 +177,8 @@ class Run {
     free_.pop_back();
     return b;
   }
-  // A delivered part's buffer, for a later part (so the buffers' pages are
-  // touched once, not once per part).
+  // A written part's buffer, for a later part (its pages are touched once,
+  // not once per part).
   void give_back(std::unique_ptr<RenderedBytes> b) {
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -266,6 +190,7 @@ class Run {
 
   std::vector<Part> parts_;
   const RenderedScanOptions& o_;
+  TailTakeover* tail_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::thread> threads_;
@@ -277,10 +202,37 @@ class Run {
 
 }  // namespace
 
-Result<uint64_t> scan_rendered(const Log& log, uint64_t from, const RenderedScanOptions& o) {
-  const LogImpl& impl = log.impl();
-  Run run(plan(impl, from, std::max<uint64_t>(o.part_bytes, kFrameHeaderSize)), o);
-  return run.go(from);
+Result<std::unique_ptr<Scanner>> scan_rendered(const Log& log, uint64_t from, const RenderedScanOptions& o) {
+  // The tail's walk is the log's own state, which a background walk changes
+  // behind a const Log too.
+  LogImpl& impl = const_cast<LogImpl&>(log.impl());
+  const uint64_t part_bytes = std::max<uint64_t>(o.part_bytes, kFrameHeaderSize);
+  const auto view = impl.view();
+  std::optional<TailTakeover> tail;
+  std::vector<Part> parts;
+  std::optional<WalkState> at = view->empty() ? std::nullopt : impl.take_over_tail_walk();
+  if (at) {
+    tail.emplace(impl, view->back(), *at);
+    if (from > at->seq) {  // records from `from` inside the tail: found by a walk in order
+      (void)tail->conclude();  // an error is the log's damage()
+      at.reset();
+    }
+  }
+  for (const SegmentPtr& seg : *view) {
+    const Segment::Range r = seg->range();
+    if (r.next <= from || r.next <= r.first) continue;
+    if (!plan_confirmed(seg, from, part_bytes, parts)) break;
+  }
+  if (at) plan_tail(view->back(), *at, part_bytes, parts);
+  Run::Resume resume;
+  uint64_t pos;
+  {
+    Run run(std::move(parts), o, tail ? &*tail : nullptr);
+    ALOG_ASSIGN(pos, run.go(from, resume));
+  }
+  tail.reset();  // concluded (go() does it; an error or exception above: here)
+  if (!resume.seg) return log.scan(from);
+  return impl.scan_at(pos, resume.seg, resume.offset, resume.cuts);
 }
 
 }  // namespace alog

@@ -336,6 +336,18 @@ Result<std::unique_ptr<Scanner>> Log::scan(uint64_t from, std::optional<uint64_t
   return std::make_unique<Scanner>(std::make_unique<ScannerImpl>(impl_.get(), from, to));
 }
 
+std::unique_ptr<Scanner> LogImpl::scan_at(uint64_t seq, const SegmentPtr& seg, uint64_t off,
+                                          uint64_t cuts) const {
+  auto impl = std::make_unique<ScannerImpl>(this, seq, std::nullopt);
+  impl->seg_ = seg;
+  impl->r_ = seg->range();
+  impl->off_ = off;
+  impl->win_ = std::make_unique<FrameWindow>(&seg->file(), impl->r_.end, 1 << 20);
+  impl->cuts_seen_ = cuts;
+  impl->file_ = seg->path();
+  return std::make_unique<Scanner>(std::move(impl));
+}
+
 Result<Record> LogImpl::read(uint64_t seq) const {
   auto v = view();
   SegmentPtr seg = find_segment(*v, seq);

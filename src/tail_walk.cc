@@ -12,19 +12,20 @@ TailWalk::~TailWalk() {
 bool TailWalk::start(std::function<Status()> walk) {
   {
     std::lock_guard<std::mutex> g(mu_);
-    done_ = false;
+    done_ = finished_ = held_ = false;
   }
   try {
     thread_ = std::thread([this, walk = std::move(walk)] {
       Status st = walk();
       std::lock_guard<std::mutex> g(mu_);
       status_ = std::move(st);
-      done_ = true;
+      finished_ = true;
+      done_ = !held_;
       cv_.notify_all();
     });
   } catch (const std::system_error&) {
     std::lock_guard<std::mutex> g(mu_);
-    done_ = true;
+    done_ = finished_ = true;
     return false;
   }
   return true;
@@ -50,9 +51,22 @@ void TailWalk::settle() const {
   cv_.wait(lk, [&] { return done_; });
 }
 
-bool TailWalk::running() const {
+bool TailWalk::take_over(std::atomic<bool>& stop) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (done_) return false;
+  held_ = true;
+  stop.store(true, std::memory_order_relaxed);
+  cv_.wait(lk, [&] { return finished_; });
+  return true;
+}
+
+void TailWalk::release(const Status& st) {
   std::lock_guard<std::mutex> g(mu_);
-  return !done_;
+  if (!held_) return;
+  held_ = false;
+  done_ = true;
+  if (status_.is_ok()) status_ = st;
+  cv_.notify_all();
 }
 
 }  // namespace alog::detail

@@ -5,6 +5,7 @@
 // the tail in time, where a walk at open followed by the scan made two.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -34,13 +35,20 @@ class TailWalk {
   Result<bool> await(const Segment& seg, uint64_t end) const;
   // Waits for the walk to finish (nothing when none ran).
   void settle() const;
-  // Whether a walk is going on now.
-  bool running() const;
+  // Sets `stop` (which the walk watches) and waits for the walk's thread,
+  // while the walk still counts as going on, for settle() and await(), until
+  // release(): the caller goes on with it. False (and nothing set) when no
+  // walk was going on.
+  bool take_over(std::atomic<bool>& stop);
+  // The walk taken over is finished, with the caller's error or ok.
+  void release(const Status& st);
 
  private:
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = true;
+  bool finished_ = true;  // the thread's walk returned
+  bool held_ = false;     // taken over: done_ waits for release()
   Status status_;  // the walk's, once done_
   std::thread thread_;
 };

@@ -1,8 +1,9 @@
 // Reading a log on several threads, for output made of each record's
 // payload alone (alog cat's plain text): the log is cut into parts at
-// checkpoints, each part is read, checked as a walk checks it and rendered
-// on a worker thread, and the rendered parts come back to the caller in
-// log order. One read and one CRC of each frame, on every core.
+// checkpoints, each part is read and checked on a worker thread (confirmed
+// records as a Scanner reads them, an unsynced tail as its walk does) and
+// its records rendered there, and the rendered parts come back to the
+// caller in log order. One read and one CRC of each frame, on every core.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 namespace alog {
 
 class Log;
+class Scanner;
 
 // The bytes rendered for one part of the log.
 class RenderedBytes {
@@ -30,6 +32,8 @@ class RenderedBytes {
   void commit(size_t n) { size_ += n; }
   std::string_view view() const { return {buf_.get(), size_}; }
   void clear() { size_ = 0; }
+  // Drops what follows the first n bytes.
+  void truncate(size_t n) { size_ = n < size_ ? n : size_; }
 
  private:
   void grow(size_t n);
@@ -50,20 +54,21 @@ struct RenderedScanOptions {
 };
 
 // Renders the records from `from` up to the end of the log as it is now,
-// for as long as they are plainly intact, and returns the sequence after
-// the last record written: the log's next sequence when it went through.
-// It stops before the first record a Scanner from `from` would not return
-// as a plain record at that point (a lost record, damage, a segment
+// for as long as they are plainly intact, and returns a Scanner positioned
+// just after the last record written (Scanner::position() is its
+// sequence): at the end of the log when the scan went through. The scan
+// stops before the first record a Scanner reading from `from` would not
+// return as a plain record at that point (a lost record, damage, a segment
 // recycled or cut under it), and also, more cautiously, at anything a walk
 // of the segment would stop at (a checkpoint disagreeing with the headers
-// before it). The caller reads on from there with a Scanner, which meets
-// what stopped this scan as it would have met it reading in order: the
-// records written are the ones such a Scanner returns, in its order. Of a
-// log whose tail is still being walked in the background (Options::
-// walk_tail_in_background), the active segment is left to the Scanner,
-// which reads it behind the walk. Errors: those of write() (when no worker
-// thread can be started, the calling thread reads every part: that is not
-// an error).
-Result<uint64_t> scan_rendered(const Log& log, uint64_t from, const RenderedScanOptions& o);
+// before it); the Scanner returned meets what stopped it exactly as it
+// would have met it reading in order. So the records written, then those
+// the Scanner returns, and how it ends, are what a Scanner from `from`
+// returns and how it ends. A tail still walked in the background (Options::walk_tail_in_background) is
+// taken over: that walk stops and the rest of the tail is walked in parts,
+// the log's accessors waiting for it as they wait for the background walk.
+// Errors: those of write() (when no worker thread can be started, the
+// calling thread reads every part: that is not an error).
+Result<std::unique_ptr<Scanner>> scan_rendered(const Log& log, uint64_t from, const RenderedScanOptions& o);
 
 }  // namespace alog
