@@ -235,7 +235,7 @@ Stop Walker::run() {
 }
 
 size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uint64_t& off,
-                    uint64_t seq, RecordView* out, size_t max) {
+                    uint64_t seq, RecordView* out, size_t max, uint64_t checkpoint_from) {
   const uint64_t wend = w.end();
   uint64_t at = off;
   // The headers first, up to the first frame the run cannot take for its
@@ -245,6 +245,7 @@ size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uin
     const uint8_t* p = w.at(at);
     const FrameHeader h = decode_frame_header(p);
     if (h.is_checkpoint()) {
+      if (at >= checkpoint_from) break;
       at += kFrameHeaderSize;
       continue;
     }

@@ -141,15 +141,16 @@ inline bool next_two_data_frames(const FrameWindow& w, const uint8_t* f, uint64_
 }
 
 // A plain reading's run of records in w from `off` (a Scanner's, a
-// rendered scan's part): checkpoint frames skipped, data frames (lost ones
-// flagged) taken while each lies wholly in the window, before `end`, and
-// passes data_frame_ok against `end`, then their CRCs checked three side by
-// side up to the first mismatch. At most `max` records, numbered from
-// `seq`, into out; `off` ends just past the last one taken, or at the
-// frame that stopped the run (not in the window, failing a check, or at
-// `end`), for the caller to deal with.
+// rendered scan's part): checkpoint frames skipped (but for one at or after
+// `checkpoint_from`, which stops the run), data frames (lost ones flagged)
+// taken while each lies wholly in the window, before `end`, and passes
+// data_frame_ok against `end`, then their CRCs checked three side by side
+// up to the first mismatch. At most `max` records, numbered from `seq`,
+// into out; `off` ends just past the last one taken, or at the frame that
+// stopped the run (not in the window, failing a check, at `end`, or such a
+// checkpoint), for the caller to deal with.
 size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uint64_t& off,
-                    uint64_t seq, RecordView* out, size_t max);
+                    uint64_t seq, RecordView* out, size_t max, uint64_t checkpoint_from = UINT64_MAX);
 
 // One frame as the walk met it.
 struct FrameInfo {

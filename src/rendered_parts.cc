@@ -13,33 +13,22 @@ namespace {
 
 constexpr size_t kWindow = 256 << 10;  // a worker's reads: in its core's cache when read back
 
-// Adds `first` and the parts after it up to first.end, each starting just
-// past a checkpoint found about part_bytes after the one before (none found
-// in a stretch: the stretch stays in the part).
-void cut_at_checkpoints(Part first, uint64_t part_bytes, std::vector<Part>& parts) {
+// Adds `first` and the parts after it to first.limit, part_bytes apart.
+void cut(Part first, uint64_t part_bytes, std::vector<Part>& parts) {
   Part p = std::move(first);
-  const uint64_t end = p.end;
-  uint64_t search = p.start.offset + part_bytes;
-  while (search + part_bytes / 2 < end) {  // the last part is at least half a part
-    auto cp = find_checkpoint(p.seg->file(), p.seg->generation(), search,
-                              std::min(end - kFrameHeaderSize, search + part_bytes));
-    if (!cp) {
-      search += part_bytes;
-      continue;
-    }
+  for (uint64_t at = p.start.offset + part_bytes; at + part_bytes / 2 < p.limit; at += part_bytes) {
     Part next;
     next.seg = p.seg;
     next.cuts = p.cuts;
     next.limit = p.limit;
     next.seg_next = p.seg_next;
     next.tail = p.tail;
-    next.start = WalkState{*cp + kFrameHeaderSize, 0, 0, 0, false};
-    next.end = end;
-    p.end = next.start.offset;
+    next.search = at;
+    p.until = at;
     parts.push_back(std::move(p));
     p = std::move(next);
-    search = p.start.offset + part_bytes;
   }
+  p.until = p.limit;
   parts.push_back(std::move(p));
 }
 
@@ -55,13 +44,11 @@ bool in_window(const FrameWindow& w, uint64_t off) {
 void read_confirmed(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o) {
   RenderedBytes& out = *p.out;
   const uint16_t gen = p.seg->generation();
-  const uint64_t stop = p.end == p.limit ? p.end : p.end - kFrameHeaderSize;
-  uint64_t off = p.start.offset, records = 0;
+  uint64_t off = p.start.offset, resume = off, records = 0;
   bool lost = false;
-  uint64_t resume = off;
-  while (off < stop && !lost) {
+  while (off < p.limit && !lost) {
     const uint64_t at = off;
-    const size_t n = take_records(w, gen, stop, off, 0, rd.records.data(), rd.records.size());
+    const size_t n = take_records(w, gen, p.limit, off, 0, rd.records.data(), rd.records.size(), p.until);
     rd.payloads.clear();
     for (size_t k = 0; k < n && !(lost = rd.records[k].lost); k++) rd.payloads.push_back(rd.records[k].payload);
     if (!rd.payloads.empty()) o.render(rd.payloads, out);
@@ -73,16 +60,25 @@ void read_confirmed(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptio
     }
     if (n || lost) continue;
     // What stopped the run: a frame not wholly in the window (read it, and
-    // go on), or one a Scanner would not take here (the part ends there).
-    if (in_window(w, off) || !w.ensure(off, kFrameHeaderSize)) break;
+    // go on), the checkpoint that ends the part, or a frame a Scanner would
+    // not take here (the part ends there).
+    if (in_window(w, off)) {
+      if (decode_frame_header(w.at(off)).is_checkpoint()) {
+        p.complete = true;
+        p.end = off + kFrameHeaderSize;
+      }
+      break;
+    }
+    if (!w.ensure(off, kFrameHeaderSize)) break;
     const FrameHeader h = decode_frame_header(w.at(off));
     if (h.is_data() && !w.ensure(off, kFrameHeaderSize + uint64_t{h.word})) break;
   }
+  if (off >= p.limit && !lost) {
+    p.complete = true;
+    p.end = p.limit;
+  }
   p.records = records;
   p.rendered_all = !lost;
-  p.complete = !lost && off == stop;
-  if (p.complete && stop != p.end)  // the next part's checkpoint, as find_checkpoint found it
-    p.complete = w.ensure(stop, kFrameHeaderSize) && decode_frame_header(w.at(stop)).is_checkpoint();
   p.resume = p.complete ? p.end : resume;
 }
 
@@ -104,14 +100,7 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
   size_t confirmed_bytes = 0;
   bool taking = true;
   while (true) {
-    const uint64_t off = walk.state().offset;
-    if (off >= p.end) {
-      const FrameInfo& f = walk.frame();
-      p.complete = off == p.end && (p.end == p.limit ||
-                                    (f.offset + kFrameHeaderSize == p.end && f.h.is_checkpoint()));
-      break;
-    }
-    if (!in_window(w, off)) render();  // before the step reads another window over the payloads
+    if (!in_window(w, walk.state().offset)) render();  // before the step reads another window over the payloads
     p.stop = walk.step();
     if (p.stop != Stop::none) break;
     const FrameInfo& f = walk.frame();
@@ -129,6 +118,11 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
       confirmed_to = taken_to;
       confirmed_bytes = out.view().size();
     }
+    if (f.h.is_checkpoint() && f.offset >= p.until) {  // the next part begins here
+      p.complete = true;
+      p.end = walk.state().offset;
+      break;
+    }
   }
   render();
   out.truncate(confirmed_bytes);
@@ -145,7 +139,7 @@ bool plan_confirmed(const SegmentPtr& seg, uint64_t from, uint64_t part_bytes, s
   Part p;
   p.seg = seg;
   p.cuts = seg->cuts();
-  p.limit = p.end = r.end;
+  p.limit = r.end;
   p.seg_next = r.next;
   p.known = true;
   if (from <= r.first) {
@@ -155,7 +149,7 @@ bool plan_confirmed(const SegmentPtr& seg, uint64_t from, uint64_t part_bytes, s
     if (!l.is_ok()) return false;
     p.start = l->before;
   }
-  cut_at_checkpoints(std::move(p), part_bytes, parts);
+  cut(std::move(p), part_bytes, parts);
   return true;
 }
 
@@ -163,10 +157,10 @@ void plan_tail(const SegmentPtr& seg, const WalkState& at, uint64_t part_bytes, 
   Part p;
   p.seg = seg;
   p.cuts = seg->cuts();
-  p.limit = p.end = seg->file_length();
+  p.limit = seg->file_length();
   p.known = p.tail = true;
   p.start = at;
-  cut_at_checkpoints(std::move(p), part_bytes, parts);
+  cut(std::move(p), part_bytes, parts);
 }
 
 void read_part(Part& p, Reader& rd, const RenderedScanOptions& o) {
@@ -175,6 +169,13 @@ void read_part(Part& p, Reader& rd, const RenderedScanOptions& o) {
     rd.seg = p.seg.get();
   }
   p.out->clear();
+  if (!p.known) {
+    const uint64_t to = std::min(p.until, p.limit - std::min(p.limit, uint64_t{kFrameHeaderSize}));
+    auto cp = find_checkpoint(p.seg->file(), p.seg->generation(), p.search, to);
+    p.empty = !cp;
+    if (p.empty) return;
+    p.start = WalkState{*cp + kFrameHeaderSize, 0, 0, 0, false};
+  }
   if (p.tail) read_tail(p, rd, *rd.win, o);
   else read_confirmed(p, rd, *rd.win, o);
   // A recycle or a cut while the part was read (a Scanner checks after its

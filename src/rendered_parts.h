@@ -1,9 +1,14 @@
-// The parts of a rendered scan (alog/rendered_scan.h): how the log is cut
-// into parts at checkpoints found ahead, and how a worker reads one: a
-// stretch of confirmed records as a Scanner reads them, or a stretch of the
-// active segment's unsynced tail as the tail's walk reads it (every stop
-// condition, the running CRC), its records rendered as the walk confirms
-// their batches.
+// The parts of a rendered scan (alog/rendered_scan.h): how a segment is cut
+// into parts, and how a worker reads one: a stretch of confirmed records as
+// a Scanner reads them, or a stretch of the active segment's unsynced tail
+// as the tail's walk reads it (every stop condition, the running CRC), its
+// records rendered as the walk confirms their batches. A part but a
+// segment's first begins just past the first checkpoint found at or after
+// an offset, which its worker looks for (find_checkpoint); it ends on the
+// first checkpoint its reading steps onto at or after the next part's
+// offset. So the part after it begins where it ended unless bytes of a
+// payload looked like a checkpoint first (the reading never steps there):
+// the scan then goes no further in parts.
 #pragma once
 
 #include <cstdint>
@@ -23,14 +28,17 @@ struct Part {
   uint64_t cuts = 0;      // seg->cuts() when planned
   uint64_t limit = 0;     // the segment's committed end when planned (a tail part: the file's length)
   uint64_t seg_next = 0;  // the segment's next sequence when planned (not for a tail part)
-  WalkState start;        // known: the walk's state there; else a checkpoint's reset state (sequence 0)
-  bool known = false;     // start is a frame boundary for sure: a segment's read offset, `from`, a walk's boundary
+  bool known = false;     // begins at `start`: a segment's read offset, `from`, a walk's boundary
   bool tail = false;      // a part of the unsynced tail, read by a walk
-  uint64_t end = 0;       // limit, or just past the checkpoint where the next part begins
-  // The worker's results.
+  uint64_t search = 0;    // not known: where its checkpoint is looked for
+  uint64_t until = 0;     // it ends on a checkpoint at or after this (the limit: at the limit)
+  // The worker's results (start also planned, when known).
+  WalkState start;        // the state where it begins (after a checkpoint: reset, sequence 0)
+  bool empty = false;     // no checkpoint before `until`: nothing to read
+  uint64_t end = 0;       // where its reading ended (complete: past that checkpoint, or the limit)
   std::unique_ptr<RenderedBytes> out;
   uint64_t records = 0;   // the records in out, every one confirmed
-  bool complete = false;  // the reading reached `end`, onto the next part's checkpoint
+  bool complete = false;  // the reading reached its end
   bool rendered_all = false;  // out holds every record the part's reading accepted
   uint64_t resume = 0;        // the frame after the records in out, where a Scanner goes on
   Stop stop = Stop::none;     // a tail part: where its walk stopped before `end` (an EOF, damage)
@@ -48,12 +56,12 @@ struct Reader {
 };
 
 // Adds to parts the records of seg from `from` (or its first) to its
-// committed end, in parts about part_bytes apart. False (nothing added)
+// committed end, in parts about part_bytes long. False (nothing added)
 // when the segment was recycled, or the frame of `from` cannot be found
 // (the Scanner reports why).
 bool plan_confirmed(const SegmentPtr& seg, uint64_t from, uint64_t part_bytes, std::vector<Part>& parts);
 // Adds to parts seg's unsynced tail from the walk's batch boundary `at` to
-// the end of the file, in parts about part_bytes apart.
+// the end of the file, in parts about part_bytes long.
 void plan_tail(const SegmentPtr& seg, const WalkState& at, uint64_t part_bytes, std::vector<Part>& parts);
 
 // Reads and renders one part (on a worker).

@@ -49,7 +49,7 @@ class TailTakeover {
   ~TailTakeover() { (void)conclude(); }
   // Stands where the tail part p's walk stands: p begins at the walk's
   // state (the first part), or just past the checkpoint the walk stepped
-  // onto as the part before ended (Run::go goes no further otherwise).
+  // onto as the part before ended (Run::go adopts no other).
   void adopt(const Part& p) { walk_.adopt(*p.walker, p.known ? 0 : walk_.state().seq); }
   uint64_t sequence() const { return walk_.state().seq; }
   // Walks on from where the walk stands (an adopted stop is met again) and
@@ -105,17 +105,25 @@ class Run {
       }
     }
     uint64_t pos = from;
-    bool any = false, writing = true, prev_complete = false;
+    bool any = false, writing = true;
+    const Part* prev = nullptr;  // the last part read that was not empty
     for (size_t i = 0; i < parts_.size() && (writing || tail_); i++) {
       Part& p = parts_[i];
       read_until_done(p);
       if (p.error) std::rethrow_exception(p.error);
-      // Where the part's records begin, and whether they count: a part
-      // begins where the one before ended exactly, or at a known frame.
+      if (p.empty) {
+        give_back(std::move(p.out));
+        continue;
+      }
+      // A part counts when it begins at a known frame, or where the part
+      // before it ended, on its checkpoint.
+      const bool joins = p.known || (prev && prev->complete && prev->seg == p.seg && prev->end == p.start.offset);
       const uint64_t first = p.known ? p.start.seq : p.tail ? tail_->sequence() : pos;
-      if (p.tail) tail_->adopt(p);
-      if (!p.known && !prev_complete) writing = false;
-      if (p.known && (any ? first != pos : first < pos)) writing = false;
+      if (p.tail) {
+        if (!joins) break;  // the log's walk goes on from where it stands itself
+        tail_->adopt(p);
+      }
+      if (!joins || (p.known && (any ? first != pos : first < pos))) writing = false;
       if (!p.tail && first + p.records > p.seg_next) writing = false;  // more frames than records: damage
       if (writing) {
         any = true;
@@ -129,7 +137,7 @@ class Run {
         writing = p.rendered_all && p.complete && (p.tail || p.end != p.limit || pos == p.seg_next);
       }
       give_back(std::move(p.out));
-      prev_complete = p.complete;
+      prev = &p;
       if (p.tail && !p.complete) break;  // its walk stopped: the log's walk concludes from there
     }
     // Its error is the log's damage(), which the Scanner meets where the records end.
