@@ -22,10 +22,12 @@ constexpr uint64_t kMaxSearch = 16 << 20;
 }  // namespace
 
 std::optional<uint64_t> find_checkpoint(File& file, uint16_t generation, uint64_t from, uint64_t to) {
+  // Reads of 8 KiB first, then 64 KiB: checkpoints are usually near (every
+  // 64 records by default), and a rendered scan looks for one per part.
   constexpr size_t kChunk = 64 << 10;
   std::unique_ptr<uint8_t[]> buf(new uint8_t[kChunk]);
-  for (uint64_t at = from; at < to;) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, to - at + kFrameHeaderSize - 1));
+  for (uint64_t at = from, chunk = 8 << 10; at < to; chunk = kChunk) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk, to - at + kFrameHeaderSize - 1));
     auto got = file.pread(buf.get(), want, at);
     if (!got.is_ok() || *got < kFrameHeaderSize) return std::nullopt;
     // Candidates by their flags byte (memchr: payloads rarely hold it).

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <span>
@@ -37,7 +38,10 @@ class RenderedBytes {
 
  private:
   void grow(size_t n);
-  std::unique_ptr<char[]> buf_;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> buf_;
   size_t size_ = 0, cap_ = 0;
 };
 
