@@ -26,7 +26,7 @@ work=$(mktemp -d "${ALOG_BENCH_DIR:-/tmp}/alog-cli-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 lines=$(awk -v s="$scale" 'BEGIN { n = int(1000000 * s); print (n < 10000 ? 10000 : n) }')
-runs=5
+runs=9
 line=$(printf 'r%.0s' $(seq 100))
 awk -v n="$lines" -v l="$line" 'BEGIN { for (i = 0; i < n; i++) print l }' >"$work/input"
 input_bytes=$(stat -c %s "$work/input")
