@@ -24,15 +24,6 @@ using namespace alog::test;
 
 namespace {
 
-std::string item(uint64_t seq, bool lost, std::string_view payload) {
-  return std::to_string(seq) + (lost ? " lost " : " record ") + hex(std::string(payload));
-}
-
-std::string ending(const Status& st) {
-  return std::string(errc_name(st.code())) + " " + st.path() + ":" +
-         (st.offset() ? std::to_string(*st.offset()) : "-") + " " + st.message();
-}
-
 struct Reading {
   std::vector<std::string> items;  // "seq record|lost payload-hex"
   std::string end;                 // "end", or the error
@@ -44,11 +35,11 @@ void read_rest(Scanner& sc, Reading& r) {
   while (true) {
     auto more = sc.next();
     if (!more.is_ok()) {
-      r.end = ending(more.status());
+      r.end = error_item(more.status());
       return;
     }
     if (!*more) break;
-    r.items.push_back(item(sc.sequence(), sc.lost(), sc.payload()));
+    r.items.push_back(record_item(sc.sequence(), sc.lost(), sc.payload()));
   }
   r.end = "end";
 }
@@ -141,7 +132,7 @@ TEST_CASE("a rendered scan of an intact random log writes every record itself, i
     Reading got = rendered_then_scanned(**log, 0, 3, 64);
     REQUIRE(got.items.size() == made.payloads.size());
     for (size_t i = 0; i < made.payloads.size(); i++)
-      CHECK(got.items[i] == item(i, false, made.payloads[i]));
+      CHECK(got.items[i] == record_item(i, false, made.payloads[i]));
   }
 }
 
@@ -151,21 +142,7 @@ TEST_CASE("a rendered scan of a damaged log stops where a Scanner takes over and
     TempDir t;
     const std::string d = t / "log";
     RandomLog made = make_random_log(d, seed);
-    std::mt19937 rng(seed * 7919);
-    const std::vector<std::string>& segs = made.segments;
-    const std::string& victim = segs[rng() % segs.size()];
-    const uint64_t len = file_size(victim);
-    switch (seed % 4) {
-      case 0:
-        for (int i = 0; i < 3; i++) flip_bit(victim, 192 + rng() % (len - 192), int(rng() % 8));
-        break;
-      case 1: set_byte(victim, 192 + rng() % (len - 192), uint8_t(rng())); break;
-      case 2: truncate_file(segs.back(), file_size(segs.back()) - 1 - rng() % 40); break;
-      case 3:
-        if (segs.size() > 2) std::filesystem::remove(segs[1]);
-        else flip_bit(victim, 200, 3);
-        break;
-    }
+    damage_random_log(made, seed);
     const uint64_t wrote = check_same_reading(d);
     partly += wrote > 0 && wrote < made.payloads.size();
   }
@@ -177,15 +154,7 @@ TEST_CASE("a rendered scan stops before a lost record and the Scanner reads it a
     TempDir t;
     const std::string d = t / "log";
     RandomLog made = make_random_log(d, seed);
-    std::mt19937 rng(seed);
-    for (size_t i = 0; i + 1 < made.segments.size(); i += 2) {
-      const uint64_t len = file_size(made.segments[i]);
-      flip_bit(made.segments[i], 192 + 16 + rng() % (len - 224), 1);
-    }
-    RecoverOptions ro;
-    ro.force = true;
-    ro.checkpoint_stride = 4;
-    REQUIRE(recover(d, ro).is_ok());
+    salvage_random_log(d, made, seed);
     check_same_reading(d);
   }
   check_same_reading(std::string(ALOG_TESTDATA_DIR) + "/vectors/salvaged/log");
@@ -218,7 +187,7 @@ TEST_CASE("a payload that looks like a checkpoint where a part would begin does 
   for (uint64_t part : {uint64_t{100}, uint64_t{1000}, uint64_t{5000}}) {
     Reading got = rendered_then_scanned(**log, 0, 2, part);
     REQUIRE(got.items.size() == payloads.size());
-    for (size_t i = 0; i < payloads.size(); i++) CHECK(got.items[i] == item(i, false, payloads[i]));
+    for (size_t i = 0; i < payloads.size(); i++) CHECK(got.items[i] == record_item(i, false, payloads[i]));
     CHECK(got.end == "end");
     CHECK(got.rendered < payloads.size());  // the parts went no further than the first false one
   }

@@ -23,15 +23,6 @@ struct Reading {
   std::string end;                 // "end", or the error: code, path, offset, message
 };
 
-std::string item(uint64_t seq, bool lost, std::string_view payload) {
-  return std::to_string(seq) + (lost ? " lost " : " record ") + hex(std::string(payload));
-}
-
-std::string ending(const Status& st) {
-  return std::string(errc_name(st.code())) + " " + st.path() + ":" +
-         (st.offset() ? std::to_string(*st.offset()) : "-") + " " + st.message();
-}
-
 Reading one_by_one(const Log& log, uint64_t from, std::optional<uint64_t> to) {
   Reading r;
   auto sc = log.scan(from, to);
@@ -39,11 +30,11 @@ Reading one_by_one(const Log& log, uint64_t from, std::optional<uint64_t> to) {
   while (true) {
     auto more = (*sc)->next();
     if (!more.is_ok()) {
-      r.end = ending(more.status());
+      r.end = error_item(more.status());
       return r;
     }
     if (!*more) break;
-    r.items.push_back(item((*sc)->sequence(), (*sc)->lost(), (*sc)->payload()));
+    r.items.push_back(record_item((*sc)->sequence(), (*sc)->lost(), (*sc)->payload()));
   }
   r.end = "end";
   return r;
@@ -57,12 +48,12 @@ Reading in_batches(const Log& log, uint64_t from, std::optional<uint64_t> to, si
   while (true) {
     auto n = (*sc)->next_batch(std::span<RecordView>(batch.data(), batch.size()));
     if (!n.is_ok()) {
-      r.end = ending(n.status());
+      r.end = error_item(n.status());
       return r;
     }
     if (*n == 0) break;
     REQUIRE(*n <= size);
-    for (size_t i = 0; i < *n; i++) r.items.push_back(item(batch[i].sequence, batch[i].lost, batch[i].payload));
+    for (size_t i = 0; i < *n; i++) r.items.push_back(record_item(batch[i].sequence, batch[i].lost, batch[i].payload));
     // The scanner's own accessors describe the batch's last record.
     CHECK((*sc)->sequence() == batch[*n - 1].sequence);
     CHECK((*sc)->lost() == batch[*n - 1].lost);
@@ -115,22 +106,7 @@ TEST_CASE("next_batch reads damaged logs as next() does, errors at the same reco
     TempDir t;
     const std::string d = t / "log";
     RandomLog made = make_random_log(d, seed);
-    std::mt19937 rng(seed * 7919);
-    // One kind of damage per seed: payload bits, a header, a torn tail, a missing file.
-    const std::vector<std::string>& segs = made.segments;
-    const std::string& victim = segs[rng() % segs.size()];
-    const uint64_t len = file_size(victim);
-    switch (seed % 4) {
-      case 0:
-        for (int i = 0; i < 3; i++) flip_bit(victim, 192 + rng() % (len - 192), int(rng() % 8));
-        break;
-      case 1: set_byte(victim, 192 + rng() % (len - 192), uint8_t(rng())); break;
-      case 2: truncate_file(segs.back(), file_size(segs.back()) - 1 - rng() % 40); break;
-      case 3:
-        if (segs.size() > 2) std::filesystem::remove(segs[1]);
-        else flip_bit(victim, 200, 3);
-        break;
-    }
+    damage_random_log(made, seed);
     errors += check_same_reading(d).rfind("corrupt", 0) == 0;
   }
   CHECK(errors >= 4);  // the damage is met mid-scan, not only at open
@@ -141,17 +117,7 @@ TEST_CASE("next_batch reads random logs with lost frames as next() does") {
     TempDir t;
     const std::string d = t / "log";
     RandomLog made = make_random_log(d, seed);
-    std::mt19937 rng(seed);
-    // Payload damage in sealed segments, salvaged: lost frames in their place.
-    for (size_t i = 0; i + 1 < made.segments.size(); i += 2) {
-      const uint64_t len = file_size(made.segments[i]);
-      flip_bit(made.segments[i], 192 + 16 + rng() % (len - 224), 1);
-    }
-    RecoverOptions ro;
-    ro.force = true;
-    ro.checkpoint_stride = 4;
-    auto rep = recover(d, ro);
-    REQUIRE(rep.is_ok());
+    salvage_random_log(d, made, seed);
     check_same_reading(d);
   }
   check_same_reading(std::string(ALOG_TESTDATA_DIR) + "/vectors/salvaged/log");
