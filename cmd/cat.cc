@@ -230,7 +230,7 @@ bool read_rendered(const CatOptions& o, const Printer& p) {
 std::unique_ptr<Scanner> cat_rendered(const CatOptions& o, const Log& log, uint64_t from, Printer& p,
                                       Progress& progress) {
   RenderedScanOptions ro;
-  ro.threads = jobs_of(o.jobs);
+  ro.threads = o.jobs == "0" ? 0 : jobs_of(o.jobs);  // 0: the library's one per core, at most 8
   ro.render = [&p](std::span<const std::string_view> payloads, RenderedBytes& out) {
     p.render_plain(payloads, out);
   };
@@ -517,8 +517,8 @@ Command add_cat(CLI::App& app, const Global& g) {
   sub->add_option("--payload", o->payload, "Payload encoding (text default: raw; JSON: base64)")
       ->check(CLI::IsMember({"base64", "hex", "utf8", "none"}));
   sub->add_option("-j,--jobs", o->jobs,
-                  "Threads reading the records in the plain text style (default 0: one per core); "
-                  "the output is the same")
+                  "Threads reading the records in the plain text style (default 0: one per core, "
+                  "at most 8); the output is the same")
       ->type_name("N")
       ->check(CLI::Validator(check_u64(), "N"));
   return {sub, true, [o, &g] { return run_cat(*o, g); }};
