@@ -178,10 +178,9 @@ class CursorKeeper {
 
   // Flushes stdout, then rewrites the cursor when records were written since.
   void save() {
-    // (With a cursor, records are printed with their CRCs: not rendered().)
-    if (!o_.cursor_file || !p_.last_seq() || !p_.last_crc() || saved_ == p_.last_seq()) return;
+    if (!o_.cursor_file || !p_.last_seq() || saved_ == p_.last_seq()) return;
     p_.flush();
-    write_cursor(*o_.cursor_file, {*p_.last_seq(), *p_.last_crc()});
+    write_cursor(*o_.cursor_file, {*p_.last_seq(), p_.last_crc()});
     saved_ = p_.last_seq();
   }
   // As save() on the way out of an error: a failure to save is dropped (the
@@ -218,10 +217,10 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
 constexpr size_t kBatch = 4096;
 
 // Whether cat reads the records on every core (scan_rendered): all of them
-// from the start, shown by their payloads alone, and nothing that needs
-// each record's CRC (-f, --cursor-file) or stops at a count.
+// to the end, shown by their payloads alone, and not followed (a follower
+// keeps every record's CRC to tell a cut).
 bool read_rendered(const CatOptions& o, const Printer& p) {
-  return !o.follow && !o.cursor_file && !o.to && !o.count && p.plain();
+  return !o.follow && !o.to && !o.count && p.plain();
 }
 
 // The records scan_rendered vouches for from `from`, printed; returns the
@@ -234,8 +233,8 @@ std::unique_ptr<Scanner> cat_rendered(const CatOptions& o, const Log& log, uint6
   ro.render = [&p](std::span<const std::string_view> payloads, RenderedBytes& out) {
     p.render_plain(payloads, out);
   };
-  ro.write = [&](std::string_view bytes, uint64_t first, uint64_t records) -> Status {
-    p.rendered(bytes, records, first + records - 1);
+  ro.write = [&](std::string_view bytes, uint64_t first, uint64_t records, uint32_t last_crc) -> Status {
+    p.rendered(bytes, records, first + records - 1, last_crc);
     progress.update(p.printed(), 0);
     check_interrupted();
     return {};

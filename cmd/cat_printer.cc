@@ -167,14 +167,14 @@ void Printer::render_plain(std::span<const std::string_view> payloads, RenderedB
   out.commit(size_t(o - start));
 }
 
-void Printer::rendered(std::string_view bytes, uint64_t records, uint64_t last_seq) {
+void Printer::rendered(std::string_view bytes, uint64_t records, uint64_t last_seq, uint32_t last_crc) {
   if (!records) return;
   flush_lost();
   out_.flush();
   out_write_direct(bytes);  // not copied again: a part is about as large as the buffer
   printed_ += records;
   last_seq_ = last_seq;
-  last_crc_.reset();
+  last_crc_ = last_crc;
   if (eager_) flush();
 }
 

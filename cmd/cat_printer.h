@@ -49,9 +49,8 @@ class Printer {
   // call from several threads at once.
   void render_plain(std::span<const std::string_view> payloads, RenderedBytes& out) const;
   // Prints `records` records render_plain() rendered into `bytes`, the last
-  // one `last_seq`. Their CRCs are not known: last_crc() is nullopt until a
-  // record is printed one of the other ways.
-  void rendered(std::string_view bytes, uint64_t records, uint64_t last_seq);
+  // one `last_seq`, its payload's CRC32C `last_crc`.
+  void rendered(std::string_view bytes, uint64_t records, uint64_t last_seq, uint32_t last_crc);
 
   // A lost record (a salvage kept its sequence, not its bytes): consecutive
   // ones make one run, printed once, before whatever comes next.
@@ -71,8 +70,8 @@ class Printer {
 
   uint64_t printed() const { return printed_; }
   std::optional<uint64_t> last_seq() const { return last_seq_; }
-  // The CRC32C of the last record printed (nullopt after rendered()).
-  std::optional<uint32_t> last_crc() const { return last_crc_; }
+  // The CRC32C of the last record printed.
+  uint32_t last_crc() const { return last_crc_; }
 
  private:
   void json(const Json& j);
@@ -85,7 +84,7 @@ class Printer {
   std::optional<std::pair<uint64_t, uint64_t>> lost_;
   uint64_t printed_ = 0;
   std::optional<uint64_t> last_seq_;
-  std::optional<uint32_t> last_crc_;
+  uint32_t last_crc_ = 0;
 };
 
 }  // namespace alog::cli

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "alog/crc32c.h"
 #include "walk_split.h"
 
 namespace alog::detail {
@@ -51,7 +52,10 @@ void read_confirmed(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptio
     const size_t n = take_records(w, gen, p.limit, off, 0, rd.records.data(), rd.records.size(), p.until);
     rd.payloads.clear();
     for (size_t k = 0; k < n && !(lost = rd.records[k].lost); k++) rd.payloads.push_back(rd.records[k].payload);
-    if (!rd.payloads.empty()) o.render(rd.payloads, out);
+    if (!rd.payloads.empty()) {
+      o.render(rd.payloads, out);
+      p.last_crc = crc32c(rd.payloads.back().data(), rd.payloads.back().size());
+    }
     records += rd.payloads.size();
     resume = off;
     if (lost) {  // the lost record's frame
@@ -90,9 +94,11 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
   p.walker = std::make_unique<Walker>(&w, p.seg->generation(), p.start, /*read_payloads=*/true);
   Walker& walk = *p.walker;
   rd.payloads.clear();
+  uint32_t taken_crc = 0;  // of the last payload rendered
   auto render = [&] {
     if (rd.payloads.empty()) return;
     o.render(rd.payloads, out);
+    taken_crc = crc32c(rd.payloads.back().data(), rd.payloads.back().size());
     rd.payloads.clear();
   };
   uint64_t taken = 0, confirmed = 0;
@@ -117,6 +123,7 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
       confirmed = taken;
       confirmed_to = taken_to;
       confirmed_bytes = out.view().size();
+      p.last_crc = taken_crc;
     }
     if (f.h.is_checkpoint() && f.offset >= p.until) {  // the next part begins here
       p.complete = true;

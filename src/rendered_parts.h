@@ -38,6 +38,7 @@ struct Part {
   uint64_t end = 0;       // where its reading ended (complete: past that checkpoint, or the limit)
   std::unique_ptr<RenderedBytes> out;
   uint64_t records = 0;   // the records in out, every one confirmed
+  uint32_t last_crc = 0;  // the CRC32C of the last one's payload
   bool complete = false;  // the reading reached its end
   bool rendered_all = false;  // out holds every record the part's reading accepted
   uint64_t resume = 0;        // the frame after the records in out, where a Scanner goes on

@@ -140,7 +140,7 @@ class Run {
         any = true;
         pos = first;
         if (p.records) {
-          Status st = o_.write(p.out->view(), pos, p.records);
+          Status st = o_.write(p.out->view(), pos, p.records, p.last_crc);
           if (!st.is_ok()) return st;
           pos += p.records;
         }

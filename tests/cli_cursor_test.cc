@@ -126,3 +126,36 @@ TEST_CASE("cat --cursor-file fails with io when the cursor cannot be written, af
   CHECK(r.out == payload(0) + "\n");
   check_one_line_error(r, t / "missing/cursor");
 }
+
+TEST_CASE("cat --cursor-file on every core prints and leaves the cursor a reading in order does, from any cursor") {
+  // --to disables the parallel reading: the reading in order is the reference.
+  TempDir t;
+  std::string lines;
+  for (int i = 0; i < 60000; i++) lines += "line " + std::to_string(i) + std::string(80 + i % 23, 'c') + "\n";
+  const std::string many = t / "many", tail = t / "tail";
+  // Many small segments; and one segment whose ~6 MB are all unsynced, its
+  // tail walked in the background and taken over by the parallel reading.
+  REQUIRE(run_alog("append --segment-size 256KiB --checkpoint-stride 8 " + shq(many), lines).exit_code == 0);
+  REQUIRE(run_alog("append --no-sync " + shq(tail), lines).exit_code == 0);
+  for (const std::string& d : {many, tail})
+    for (const char* start : {"", "0", "1", "29999", "59998", "59999"}) {
+      INFO(d << " cursor after " << (*start ? start : "nothing"));
+      const std::string fast = t / "fast", slow = t / "slow";
+      std::remove(fast.c_str());
+      std::remove(slow.c_str());
+      if (*start) {  // a cursor at that record, as cat leaves it
+        REQUIRE(run_alog("cat --count " + std::to_string(std::stoull(start) + 1) + " --cursor-file " + shq(fast) +
+                         " " + shq(d)).exit_code == 0);
+        REQUIRE(cursor_seq(fast) == std::stoull(start));
+        write_file(slow, read_file(fast));
+      }
+      RunResult want = run_alog("cat --to 18446744073709551615 --cursor-file " + shq(slow) + " " + shq(d));
+      RunResult got = run_alog("cat -j 2 --cursor-file " + shq(fast) + " " + shq(d));
+      CHECK(got.exit_code == want.exit_code);
+      CHECK(got.out.size() == want.out.size());
+      CHECK(got.out == want.out);
+      CHECK(got.err == want.err);
+      CHECK(read_file(fast) == read_file(slow));
+      CHECK(cursor_seq(fast) == 59999);
+    }
+}

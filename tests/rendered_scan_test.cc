@@ -51,6 +51,12 @@ void scan_rest(const Log& log, uint64_t from, Reading& r) {
   read_rest(**sc, r);
 }
 
+std::string unhex(const std::string& h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(char(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
 // scan_rendered from `from`, each record rendered as its payload in hex and
 // a newline, then the Scanner it returns.
 Reading rendered_then_scanned(const Log& log, uint64_t from, size_t threads, uint64_t part_bytes) {
@@ -66,15 +72,20 @@ Reading rendered_then_scanned(const Log& log, uint64_t from, size_t threads, uin
     }
   };
   std::optional<uint64_t> expect_first;
-  o.write = [&](std::string_view bytes, uint64_t first, uint64_t records) -> Status {
+  o.write = [&](std::string_view bytes, uint64_t first, uint64_t records, uint32_t last_crc) -> Status {
     if (expect_first) CHECK(first == *expect_first);
     expect_first = first + records;
     uint64_t seq = first;
     size_t at = 0;
-    for (size_t nl; (nl = bytes.find('\n', at)) != std::string_view::npos; at = nl + 1)
-      r.items.push_back(std::to_string(seq++) + " record " + std::string(bytes.substr(at, nl - at)));
+    std::string last;
+    for (size_t nl; (nl = bytes.find('\n', at)) != std::string_view::npos; at = nl + 1) {
+      last = std::string(bytes.substr(at, nl - at));
+      r.items.push_back(std::to_string(seq++) + " record " + last);
+    }
     CHECK(at == bytes.size());
     CHECK(seq == first + records);
+    const std::string payload = unhex(last);
+    CHECK(last_crc == crc32c(payload.data(), payload.size()));
     r.rendered += records;
     return {};
   };
@@ -208,13 +219,13 @@ TEST_CASE("a rendered scan returns the error its write returns, and an exception
     out.commit(1);
   };
   int calls = 0;
-  o.write = [&](std::string_view, uint64_t, uint64_t) -> Status {
+  o.write = [&](std::string_view, uint64_t, uint64_t, uint32_t) -> Status {
     return ++calls == 3 ? Status(Errc::io, "disk full") : Status();
   };
   auto r = scan_rendered(**log, 0, o);
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().code() == Errc::io);
   CHECK(calls == 3);
-  o.write = [&](std::string_view, uint64_t, uint64_t) -> Status { throw std::runtime_error("stdout closed"); };
+  o.write = [&](std::string_view, uint64_t, uint64_t, uint32_t) -> Status { throw std::runtime_error("stdout closed"); };
   CHECK_THROWS_WITH_AS((void)scan_rendered(**log, 0, o), "stdout closed", std::runtime_error);
 }

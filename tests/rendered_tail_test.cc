@@ -129,7 +129,7 @@ Seen walked_at_open(MemFs& fs) {
 // `write`, or one that keeps the records), then the Scanner it returns;
 // `rendered` gets the records scan_rendered wrote.
 Seen taken_over(MemFs& fs, size_t threads, uint64_t part_bytes, uint64_t* rendered = nullptr,
-                std::function<Status(std::string_view, uint64_t, uint64_t)> write = {}) {
+                std::function<Status(std::string_view, uint64_t, uint64_t, uint32_t)> write = {}) {
   GateFs gate(fs);
   Options o;
   o.fs = &gate;
@@ -155,9 +155,10 @@ Seen taken_over(MemFs& fs, size_t threads, uint64_t part_bytes, uint64_t* render
       out.commit(p.size() + 1);
     }
   };
-  ro.write = write ? write : [&](std::string_view bytes, uint64_t first, uint64_t records) -> Status {
+  ro.write = write ? write : [&](std::string_view bytes, uint64_t first, uint64_t records, uint32_t last_crc) -> Status {
     for (size_t at = 0, nl; (nl = bytes.find('\n', at)) != std::string_view::npos; at = nl + 1)
       s.records.push_back({first++, std::string(bytes.substr(at, nl - at))});
+    CHECK(last_crc == crc32c(s.records.back().payload.data(), s.records.back().payload.size()));
     if (rendered) *rendered += records;
     return {};
   };
@@ -250,7 +251,7 @@ TEST_CASE("a rendered scan that took the tail over and fails to write leaves the
   make_unsynced_log(fs);
   const Seen want = walked_at_open(fs);
   int calls = 0;
-  auto failing = [&](std::string_view, uint64_t, uint64_t) -> Status {
+  auto failing = [&](std::string_view, uint64_t, uint64_t, uint32_t) -> Status {
     return ++calls == 3 ? Status(Errc::io, "disk full") : Status();
   };
   Seen got = taken_over(fs, 2, 64 << 10, nullptr, failing);

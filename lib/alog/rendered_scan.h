@@ -50,9 +50,10 @@ struct RenderedScanOptions {
   // consecutive records, given by their payloads in log order, to out.
   std::function<void(std::span<const std::string_view> payloads, RenderedBytes& out)> render;
   // On the calling thread, in log order: the output of `records` records
-  // from sequence `first`. An error (or an exception) stops the scan and is
-  // returned (thrown).
-  std::function<Status(std::string_view bytes, uint64_t first, uint64_t records)> write;
+  // from sequence `first`, and the CRC32C of the last one's payload (for a
+  // consumer that keeps a cursor). An error (or an exception) stops the
+  // scan and is returned (thrown).
+  std::function<Status(std::string_view bytes, uint64_t first, uint64_t records, uint32_t last_crc)> write;
   size_t threads = 0;                // worker threads; 0: one per CPU, at most 8
   uint64_t part_bytes = 512 << 10;  // a part's size in the segment files, about
 };
