@@ -54,7 +54,7 @@ struct RenderedScanOptions {
   // consumer that keeps a cursor). An error (or an exception) stops the
   // scan and is returned (thrown).
   std::function<Status(std::string_view bytes, uint64_t first, uint64_t records, uint32_t last_crc)> write;
-  size_t threads = 0;                // worker threads; 0: one per CPU, at most 8
+  size_t threads = 0;                // threads reading parts, the caller's among them; 0: one per CPU, at most 8
   uint64_t part_bytes = 512 << 10;  // a part's size in the segment files, about
 };
 
@@ -64,16 +64,18 @@ struct RenderedScanOptions {
 // sequence): at the end of the log when the scan went through. The scan
 // stops before the first record a Scanner reading from `from` would not
 // return as a plain record at that point (a lost record, damage, a segment
-// recycled or cut under it), and also, more cautiously, at anything a walk
-// of the segment would stop at (a checkpoint disagreeing with the headers
-// before it); the Scanner returned meets what stopped it exactly as it
-// would have met it reading in order. So the records written, then those
-// the Scanner returns, and how it ends, are what a Scanner from `from`
-// returns and how it ends. A tail still walked in the background (Options::walk_tail_in_background) is
-// taken over: that walk stops and the rest of the tail is walked in parts,
-// the log's accessors waiting for it as they wait for the background walk.
-// Errors: those of write() (when no worker thread can be started, the
-// calling thread reads every part: that is not an error).
+// recycled or cut under it), and in a tail it walks (below) at whatever
+// that walk stops at; the Scanner returned meets what stopped it exactly
+// as it would have met it reading in order. So the records written, then
+// those the Scanner returns, and how it ends, are what a Scanner from
+// `from` returns and how it ends. A tail still walked in the background
+// (Options::walk_tail_in_background) is taken over: that walk stops at a
+// batch boundary, the rest of the tail is walked in parts, and the log
+// concludes it as the background walk would have (its end, torn_tail(),
+// tail_cut(), damage()); meanwhile the log's accessors wait as they wait
+// for the background walk. Errors: those of write() (when no worker
+// thread can be started, the calling thread reads every part: that is not
+// an error).
 Result<std::unique_ptr<Scanner>> scan_rendered(const Log& log, uint64_t from, const RenderedScanOptions& o);
 
 }  // namespace alog
