@@ -56,6 +56,16 @@ class ScannerImpl {
   // and frame_crc_3(): as calls they were ~15 % of next() per 100 B record.
   Result<bool> next();
   Result<bool> next_slow();
+  // Reads on in seg from the frame at off (pos_ its sequence), with seg's
+  // range and cuts as seen then.
+  void enter(SegmentPtr seg, const Segment::Range& r, uint64_t off, uint64_t cuts) {
+    seg_ = std::move(seg);
+    r_ = r;
+    off_ = off;
+    win_ = std::make_unique<FrameWindow>(&seg_->file(), r.end, 1 << 20);
+    cuts_seen_ = cuts;
+    file_ = seg_->path();
+  }
   bool next_in_window();
   // The window's frames from off_ that pass next()'s checks, as many as out
   // can take, in one loop (the cut count and the bounds checked once); the
@@ -184,16 +194,12 @@ Result<bool> ScannerImpl::next_slow() {
         return Status(Errc::not_found, "no segment holds sequence " + std::to_string(pos_)).at(log_->dir());
       }
       auto r = seg_->range();
-      if (pos_ == r.first) {
-        off_ = r.read_offset;
-      } else {
+      uint64_t off = r.read_offset;
+      if (pos_ != r.first) {
         ALOG_ASSIGN(Located l, seg_->locate_frame(pos_));
-        off_ = l.offset;
+        off = l.offset;
       }
-      win_ = std::make_unique<FrameWindow>(&seg_->file(), r.end, 1 << 20);
-      cuts_seen_ = seg_->cuts();
-      r_ = r;
-      file_ = seg_->path();
+      enter(seg_, r, off, seg_->cuts());
     }
     if (seg_->reaped())
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled or removed under the scanner at sequence " + std::to_string(pos_)).at(seg_->path());
@@ -339,12 +345,7 @@ Result<std::unique_ptr<Scanner>> Log::scan(uint64_t from, std::optional<uint64_t
 std::unique_ptr<Scanner> LogImpl::scan_at(uint64_t seq, const SegmentPtr& seg, uint64_t off,
                                           uint64_t cuts) const {
   auto impl = std::make_unique<ScannerImpl>(this, seq, std::nullopt);
-  impl->seg_ = seg;
-  impl->r_ = seg->range();
-  impl->off_ = off;
-  impl->win_ = std::make_unique<FrameWindow>(&seg->file(), impl->r_.end, 1 << 20);
-  impl->cuts_seen_ = cuts;
-  impl->file_ = seg->path();
+  impl->enter(seg, seg->range(), off, cuts);
   return std::make_unique<Scanner>(std::move(impl));
 }
 

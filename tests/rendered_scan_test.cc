@@ -51,12 +51,6 @@ void scan_rest(const Log& log, uint64_t from, Reading& r) {
   read_rest(**sc, r);
 }
 
-std::string unhex(const std::string& h) {
-  std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(char(std::stoi(h.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
 // scan_rendered from `from`, each record rendered as its payload in hex and
 // a newline, then the Scanner it returns.
 Reading rendered_then_scanned(const Log& log, uint64_t from, size_t threads, uint64_t part_bytes) {
@@ -179,8 +173,8 @@ TEST_CASE("a payload that looks like a checkpoint where a part would begin does 
   const std::string d = t / "log";
   Options opt;
   opt.checkpoint_stride = 20;  // real checkpoints too: parts end on them
-  uint8_t cp[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, uint8_t(format::kFlagCheckpoint)};
-  format::put32(cp + 12, crc32c(cp, 12));
+  uint8_t cp[format::kFrameHeaderSize];
+  format::encode_checkpoint(0, 0, /*generation=*/1, /*eof=*/false, cp);
   std::vector<std::string> payloads;
   {
     auto log = Log::open(d, opt);

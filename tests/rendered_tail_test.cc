@@ -194,8 +194,8 @@ void check_every_way(MemFs& fs) {
 
 // Payloads that hold whole checkpoint frames of the segment's generation.
 std::string with_checkpoints(uint64_t seq) {
-  uint8_t cp[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, uint8_t(format::kFlagCheckpoint)};
-  format::put32(cp + 12, crc32c(cp, 12));
+  uint8_t cp[format::kFrameHeaderSize];
+  format::encode_checkpoint(0, 0, /*generation=*/1, /*eof=*/false, cp);
   const std::string frame(reinterpret_cast<const char*>(cp), 16);
   return "record " + std::to_string(seq) + " " + frame + std::string(40, 'x') + frame + std::string(30, 'y');
 }
