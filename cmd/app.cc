@@ -45,10 +45,10 @@ int report(const Failure& f, const Global& g, bool stream) {
     }
     out_flush();
   } catch (const Failure& w) {
-    err_write(fmt::format("alog: {}\n", escape_text(located(w.path, w.offset, w.what()))));
+    err_line(located(w.path, w.offset, w.what()));
     if (exit != kExitInterrupted) exit = kExitError;
   }
-  err_write(fmt::format("alog: {}\n", escape_text(located(f.path, f.offset, f.what()))));
+  err_line(located(f.path, f.offset, f.what()));
   return exit;
 }
 

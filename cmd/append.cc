@@ -279,8 +279,8 @@ int run_append(const AppendOptions& o, const Global& g) {
   const int exit = stopped ? kExitInterrupted : kExitOk;
   print(r, g, exit);
   if (stopped && !g.quiet)
-    fmt::print(stderr, "alog: {}: interrupted by {}: {} records appended{}\n", o.dir,
-               first_signal_name(), r.records, r.synced ? " and synced" : "");
+    err_line(fmt::format("{}: interrupted by {}: {} records appended{}", o.dir, first_signal_name(),
+                         r.records, r.synced ? " and synced" : ""));
   return exit;
 }
 

@@ -326,8 +326,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
         if (!pr) fail(st, o.dir);
         p.problem(*pr);
         p.flush();
-        fmt::print(stderr, "alog: {}\n",
-                   escape_text(located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message)));
+        err_line(located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message));
         return kExitDamaged;
       }
       if (*more == 0) break;
@@ -446,9 +445,7 @@ int cat_salvaged(const CatOptions& o, Printer& p) {
       if (pr.classification != Classification::corruption) continue;
       p.problem(pr);
       p.flush();
-      fmt::print(stderr, "alog: {}\n",
-                 escape_text(located(path_join(o.dir, pr.file), pr.offset,
-                                     "corruption: " + pr.kind + ": " + pr.message)));
+      err_line(located(path_join(o.dir, pr.file), pr.offset, "corruption: " + pr.kind + ": " + pr.message));
     }
     if (!rep->refused.empty())
       throw Failure("corrupt", o.dir, std::nullopt, "salvage would refuse: " + rep->refused, kExitDamaged);

@@ -79,6 +79,9 @@ void warn(const Global& g, const std::string& path, std::optional<uint64_t> offs
 
 // Writes text to stderr (flushed), or to the capture.
 void err_write(std::string_view text);
+// "alog: BODY\n" on stderr (or the capture), BODY's control characters
+// escaped (escape_text): every line alog prints there that is not help.
+void err_line(std::string_view body);
 
 // While one lives, what the out_* functions, warn() and report_failure()
 // would write goes into out and err instead (the holder of a log running a

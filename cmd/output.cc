@@ -98,10 +98,17 @@ void err_write(std::string_view text) {
   std::fflush(stderr);
 }
 
+void err_line(std::string_view body) {
+  std::string line = "alog: ";
+  line += escape_text(body);
+  line += '\n';
+  err_write(line);
+}
+
 void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
           const std::string& message) {
   if (g.quiet) return;
-  err_write(fmt::format("alog: {}\n", escape_text(located(path, offset, "warning: " + message))));
+  err_line(located(path, offset, "warning: " + message));
 }
 
 // ---- stdout ----
@@ -155,8 +162,10 @@ void out_write_direct(std::string_view bytes) {
 
 // ---- terminal ----
 
-bool stderr_is_tty() { return ::isatty(2) == 1; }
-bool stdout_is_tty() { return ::isatty(1) == 1; }
+// Under a capture, what is printed goes to a client, not to this process's
+// descriptors: no terminal (no progress line, no color, no eager flush).
+bool stderr_is_tty() { return !g_capture && ::isatty(2) == 1; }
+bool stdout_is_tty() { return !g_capture && ::isatty(1) == 1; }
 
 void grow_pipe(int fd, size_t bytes) {
   struct stat st;

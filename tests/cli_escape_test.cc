@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "cli_util.h"
+#include "damaged_log.h"
 
 using namespace alog::test;
 using namespace alog::test::cli;
@@ -52,4 +53,19 @@ TEST_CASE("escape sequences in names reach neither standard output nor standard 
   CHECK(e.exit_code == 8);
   CHECK(count_lines(e.err) == 1);
   CHECK(e.err.find("log\\033[31m\\nfake") != std::string::npos);
+}
+
+TEST_CASE("the corruption line of a read into damage escapes a log directory named with a newline") {
+  TempDir t;
+  std::string d = t / "log\nalog: forged";
+  copy_tree(base_log(), d);
+  std::filesystem::remove(seg(d, 80));
+  for (std::string c : {"seek " + shq(d) + " 130", "cat --from 120 " + shq(d)}) {
+    RunResult r = run_alog(c);
+    INFO(c << ": " << r.err);
+    CHECK(r.exit_code == 4);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find("log\\nalog: forged/00000000000000000120.seg:0: corruption: sequence_gap: ") !=
+          std::string::npos);
+  }
 }
