@@ -18,7 +18,8 @@ run() {  # name target seed-dir flags...
   name=$1 target=$2 seeds=$3
   shift 3
   mkdir -p "$work/$name" && cp "$seeds"/* "$work/$name/"
-  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -timeout=60 -detect_leaks=1 -print_final_stats=1 "$@" "$work/$name" \
+  "$build/fuzz/$target" -max_len=4096 -rss_limit_mb=64 -timeout=60 -detect_leaks=1 -print_final_stats=1 \
+    -artifact_prefix="$work/$name-" "$@" "$work/$name" \
     >"$work/$name.log" 2>&1
 }
 status=0
@@ -48,6 +49,14 @@ run tools fuzz_tools "$here/corpus/reader" -entropic=0 -seed=5 -max_total_time="
 for f in "$work"/*.log; do
   echo "== $(basename "$f" .log): $(grep -E 'stat::number_of_executed_units' "$f" | awk '{print $2}') executions"
   [ $status -eq 0 ] || tail -40 "$f"
+done
+# An input that failed, printed so that a CI log is enough to replay it:
+# base64 -d > input && fuzz_TARGET input (fuzz/README.md).
+for a in "$work"/*-crash-* "$work"/*-leak-* "$work"/*-timeout-* "$work"/*-oom-* "$work"/*-slow-unit-*; do
+  [ -f "$a" ] || continue
+  echo "== artifact $(basename "$a") (base64):"
+  base64 -w0 "$a"
+  echo
 done
 total=$(cat "$work"/reader*.log | awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}')
 echo "fuzz_reader: $total executions in all (target 5000000)"
