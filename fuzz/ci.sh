@@ -1,16 +1,23 @@
 #!/bin/sh
 # CI's bounded fuzz run: fuzz_reader for 5M executions split over two
 # processes (one per core), then fuzz_frames, fuzz_model and fuzz_tools for a
-# fixed time each. BUILD_DIR is a libFuzzer build with LSan and UBSan;
-# fuzz_tools comes from TOOLS_BUILD_DIR (default BUILD_DIR), in CI a
-# libFuzzer build with ASan and UBSan (below: why). Any crash, leak, UB
-# report or OOM (64 MB; the model's and the tools' below) fails the run; each
-# part is bounded in time so CI always finishes. Seeds are fixed, so a run
-# can be repeated (up to where a time bound cuts it). Longer runs: README.md
-# here. Usage: ci.sh BUILD_DIR [TOOLS_BUILD_DIR]
+# fixed time each. BUILD_DIR is a libFuzzer build with LSan and UBSan, for
+# the targets that start no thread (reader, frames); the model and the tools
+# come from THREADS_BUILD_DIR (default BUILD_DIR), in CI a libFuzzer build
+# with ASan and UBSan. Why: clang 14's standalone LeakSanitizer runtime reads
+# its thread registry without a lock while a new thread may grow it (at
+# 1024, 2048, ... threads in the process's life), a SEGV in
+# __lsan::CurrentThreadContext; the tools target met it within the first
+# 250-600 executions in about one run in ten. ASan's runtime finds a
+# thread's context through thread-specific data, and checks every memory
+# access besides. Any crash, leak, UB report or OOM (64 MB; the model's and
+# the tools' below) fails the run; each part is bounded in time so CI always
+# finishes. Seeds are fixed, so a run can be repeated (up to where a time
+# bound cuts it). Longer runs: README.md here.
+# Usage: ci.sh BUILD_DIR [THREADS_BUILD_DIR]
 set -eu
 build=$1
-tools_build=${2:-$1}
+threads_build=${2:-$1}
 reader_time=${ALOG_FUZZ_READER_SECONDS:-1800}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -33,26 +40,17 @@ p2=$!
 wait $p1 || status=1
 wait $p2 || status=1
 run frames "$build" fuzz_frames "$here/corpus/frames" -entropic=0 -seed=3 -max_total_time="${ALOG_FUZZ_FRAMES_SECONDS:-240}" || status=1
-# The model's workloads start a reaper thread per truncating log, and clang
-# 14's LeakSanitizer keeps ~4.4 KB per exited thread: RSS grows ~8 KB per
-# execution in the sanitizer's own bookkeeping (37 MB to 207 MB over 20,000
-# executions; flat at ~37 MB under UBSan alone). So its RSS limit is loose, a single allocation is capped instead,
-# and the run stops at 60k executions (~550 MB) if the time bound has not
-# stopped it first.
-run model "$build" fuzz_model "$here/corpus/model" -seed=4 -max_total_time="${ALOG_FUZZ_MODEL_SECONDS:-180}" \
+# The model's workloads start a reaper thread per truncating log, and the
+# tools run every command in-process, each starting threads (a LOCK probe
+# per log opened, verify's thread per core): ~2 and ~4 per execution. The
+# sanitizer keeps bookkeeping per exited thread, so RSS grows with the runs
+# (under ASan here: the model 99 MB after 17,600 executions, the tools 82 MB
+# after 15,300): loose RSS limits, a single allocation capped instead, and
+# at most 60k and 80k executions if the time bound has not stopped them
+# first.
+run model "$threads_build" fuzz_model "$here/corpus/model" -seed=4 -max_total_time="${ALOG_FUZZ_MODEL_SECONDS:-180}" \
   -runs=60000 -rss_limit_mb=1024 -malloc_limit_mb=64 || status=1
-# The tools run every command in-process, and each command starts threads
-# (a LOCK probe per log opened, verify's thread per core): ~4 per execution.
-# clang 14's standalone LeakSanitizer runtime reads its thread registry
-# without a lock while a new thread may grow it (at 1024, 2048, ... threads
-# in the process's life): a SEGV in __lsan::CurrentThreadContext, seen
-# within the first 250-600 executions in about one run in ten. ASan's runtime
-# finds a thread's context through thread-specific data instead, so in CI
-# this target runs from an ASan+UBSan build (TOOLS_BUILD_DIR), which also
-# checks every memory access of the commands. Its RSS grows with the same
-# per-thread bookkeeping: a loose RSS limit, a single allocation capped, at
-# most 80k executions.
-run tools "$tools_build" fuzz_tools "$here/corpus/reader" -entropic=0 -seed=5 \
+run tools "$threads_build" fuzz_tools "$here/corpus/reader" -entropic=0 -seed=5 \
   -max_total_time="${ALOG_FUZZ_TOOLS_SECONDS:-150}" -runs=80000 -rss_limit_mb=2048 -malloc_limit_mb=128 || status=1
 for f in "$work"/*.log; do
   echo "== $(basename "$f" .log): $(grep -E 'stat::number_of_executed_units' "$f" | awk '{print $2}') executions"
