@@ -326,7 +326,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
         if (!pr) fail(st, o.dir);
         p.problem(*pr);
         p.flush();
-        err_line(located(st.path(), pr->offset, "corruption: " + pr->kind + ": " + pr->message));
+        err_corruption(st.path(), *pr);
         return kExitDamaged;
       }
       if (*more == 0) break;
@@ -445,7 +445,7 @@ int cat_salvaged(const CatOptions& o, Printer& p) {
       if (pr.classification != Classification::corruption) continue;
       p.problem(pr);
       p.flush();
-      err_line(located(path_join(o.dir, pr.file), pr.offset, "corruption: " + pr.kind + ": " + pr.message));
+      err_corruption(path_join(o.dir, pr.file), pr);
     }
     if (!rep->refused.empty())
       throw Failure("corrupt", o.dir, std::nullopt, "salvage would refuse: " + rep->refused, kExitDamaged);

@@ -82,6 +82,9 @@ void err_write(std::string_view text);
 // "alog: BODY\n" on stderr (or the capture), BODY's control characters
 // escaped (escape_text): every line alog prints there that is not help.
 void err_line(std::string_view body);
+// The line of a corruption problem p found in the file at `path`:
+// "alog: PATH:OFFSET: corruption: KIND: MESSAGE".
+void err_corruption(const std::string& path, const Problem& p);
 
 // While one lives, what the out_* functions, warn() and report_failure()
 // would write goes into out and err instead (the holder of a log running a

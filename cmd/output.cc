@@ -105,6 +105,10 @@ void err_line(std::string_view body) {
   err_write(line);
 }
 
+void err_corruption(const std::string& path, const Problem& p) {
+  err_line(located(path, p.offset, "corruption: " + p.kind + ": " + p.message));
+}
+
 void warn(const Global& g, const std::string& path, std::optional<uint64_t> offset,
           const std::string& message) {
   if (g.quiet) return;

@@ -18,7 +18,7 @@ std::optional<int> report_read_damage(const Global& g, const Log& log, const std
     if (p.classification != Classification::corruption) continue;
     if (g.json()) out_json(problem_json(p, "problem"));
     out_flush();
-    err_line(located(path_join(dir, p.file), p.offset, "corruption: " + p.kind + ": " + p.message));
+    err_corruption(path_join(dir, p.file), p);
     return kExitDamaged;
   }
   return std::nullopt;

@@ -23,7 +23,7 @@ Json report_damage(const SeekOptions& o, const SalvageLocation& loc) {
   for (const Problem& p : loc.damage.problems) {
     if (p.classification != Classification::corruption) continue;
     problems.push_back(problem_json(p));
-    err_line(located(path_join(o.path, p.file), p.offset, "corruption: " + p.kind + ": " + p.message));
+    err_corruption(path_join(o.path, p.file), p);
   }
   return problems;
 }
