@@ -87,6 +87,8 @@ class FrameWindow {
   uint64_t end() const { return base_ + len_; }
   uint64_t limit() const { return limit_; }
   File* file() const { return file_; }
+  // The size of the reads from now on.
+  void set_chunk(size_t chunk) { chunk_ = chunk; }
   void set_limit(uint64_t limit) {
     limit_ = limit;
     if (base_ + len_ > limit_) invalidate();

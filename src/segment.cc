@@ -165,7 +165,7 @@ size_t Segment::index_size() const {
   return index_.size();
 }
 
-Result<IndexEntry> Segment::entry_for(uint64_t seq, uint64_t* gap_end) const {
+Result<IndexEntry> Segment::entry_for(uint64_t seq, IndexEntry* gap_end) const {
   std::lock_guard<std::mutex> g(mu_);
   ALOG_TRY(build_index_locked());
   // The first entry past seq. Checkpoints come at about even steps of
@@ -200,7 +200,7 @@ Result<IndexEntry> Segment::entry_for(uint64_t seq, uint64_t* gap_end) const {
   // Several entries may share a sequence (checkpoints with no data between):
   // the last one at or before seq starts the shortest walk.
   auto prev = std::prev(it);
-  if (gap_end) *gap_end = it == index_.end() ? range_.end : it->offset;
+  if (gap_end) *gap_end = it == index_.end() ? IndexEntry{range_.end, range_.next, 0, 0} : *it;
   return *prev;
 }
 
@@ -264,14 +264,25 @@ Result<Located> Segment::locate_frame(uint64_t seq, std::string* frame) const {
 }
 
 Result<Located> Segment::locate_walking(uint64_t seq, std::string* frame, bool crc) const {
-  uint64_t gap_end = 0;
+  IndexEntry gap_end{};
   ALOG_ASSIGN(IndexEntry e, entry_for(seq, &gap_end));
   uint64_t end = range().end;
-  // Read the gap to the next checkpoint with one pread.
-  uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(gap_end - e.offset, 4096), 1 << 20);
-  FrameWindow w(file_.get(), end, chunk);
+  // Read the gap to the next checkpoint with one pread. The first read
+  // stops about where seq's frame ends if the gap's frames are all of one
+  // size, one frame later (at a random record, half the gap on average);
+  // when that falls short, the next read takes the rest of the gap.
+  const uint64_t gap = gap_end.offset > e.offset ? gap_end.offset - e.offset : 0;
+  const uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(gap, 4096), 1 << 20);
+  uint64_t first = chunk;
+  if (gap_end.seq > e.seq && seq >= e.seq && seq < gap_end.seq) {
+    const uint64_t frame_bytes = gap / (gap_end.seq - e.seq);
+    first = std::min<uint64_t>(chunk, (seq - e.seq + 2) * frame_bytes + kFrameHeaderSize);
+  }
+  FrameWindow w(file_.get(), end, first);
+  const bool held = w.ensure(e.offset, kFrameHeaderSize);
+  w.set_chunk(chunk);
   Located fast;
-  if (w.ensure(e.offset, kFrameHeaderSize) && locate_in_window(w, header_.generation, e, seq, crc, &fast)) {
+  if (held && locate_in_window(w, header_.generation, e, seq, crc, &fast)) {
     // The gap read usually holds the payload too: spare the caller a pread.
     const uint64_t n = kFrameHeaderSize + fast.length;
     if (frame && w.holds(fast.offset, n))

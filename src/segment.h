@@ -101,8 +101,10 @@ class Segment {
   // CRC over the gap's headers, which only a cut writes into a slot, is not
   // taken where the gap is walked in one read; they are 0 then).
   Result<Located> locate_frame(uint64_t seq, std::string* frame = nullptr) const;
-  // The index entry at or before seq (builds the index if needed).
-  Result<IndexEntry> entry_for(uint64_t seq, uint64_t* gap_end) const;
+  // The index entry at or before seq (builds the index if needed); in
+  // *gap_end the offset and sequence where its gap ends (the next entry, or
+  // the committed range's end and next sequence).
+  Result<IndexEntry> entry_for(uint64_t seq, IndexEntry* gap_end) const;
   // Number of index entries (for tests and stats).
   size_t index_size() const;
 

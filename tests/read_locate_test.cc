@@ -9,6 +9,7 @@
 
 #include "alog/log.h"
 #include "alog/verify.h"
+#include "support/forward_fs.h"
 #include "support/util.h"
 
 using namespace alog;
@@ -40,6 +41,38 @@ std::vector<std::string> fill(Log& log) {
   return all;
 }
 
+// Counts the preads of every file opened through it, and the bytes they read.
+class CountFs final : public ForwardFs {
+ public:
+  explicit CountFs(Fs& in) : ForwardFs(in) {}
+  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m) override {
+    ALOG_ASSIGN(std::unique_ptr<File> f, in_.open(p, m));
+    return std::unique_ptr<File>(std::make_unique<CountFile>(std::move(f), *this));
+  }
+  uint64_t read = 0, preads = 0;
+
+ private:
+  class CountFile final : public File {
+   public:
+    CountFile(std::unique_ptr<File> in, CountFs& fs) : in_(std::move(in)), fs_(fs) {}
+    Result<size_t> pread(void* buf, size_t n, uint64_t off) override {
+      auto r = in_->pread(buf, n, off);
+      fs_.preads++;
+      if (r.is_ok()) fs_.read += *r;
+      return r;
+    }
+    Status pwritev(const struct iovec* iov, int n, uint64_t off) override { return in_->pwritev(iov, n, off); }
+    Status truncate(uint64_t size) override { return in_->truncate(size); }
+    Status datasync() override { return in_->datasync(); }
+    Result<uint64_t> size() override { return in_->size(); }
+    const std::string& path() const override { return in_->path(); }
+
+   private:
+    std::unique_ptr<File> in_;
+    CountFs& fs_;
+  };
+};
+
 Options long_gaps() {
   Options o;
   o.checkpoint_stride = 1000;
@@ -57,6 +90,72 @@ TEST_CASE("reads by sequence find every record of a long checkpoint gap, large r
     auto r = log->read(i);
     REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
     CHECK(r->payload == all[i]);
+  }
+}
+
+TEST_CASE("a read by sequence reads its checkpoint gap about up to its record when the gap's records are of one size") {
+  TempDir t;
+  Options o;
+  o.checkpoint_stride = 100;  // gaps of 100 frames of 16 + 100 bytes
+  {
+    auto log = must_open(t / "log", o);
+    for (int b = 0; b < 10; b++) {
+      std::vector<std::string> batch;
+      for (int j = 0; j < 100; j++) batch.push_back(std::string(100, char('a' + (b + j) % 26)));
+      std::vector<std::string_view> v(batch.begin(), batch.end());
+      REQUIRE(log->append(v).is_ok());
+    }
+  }
+  CountFs fs(posix_fs());
+  Options ro;
+  ro.fs = &fs;
+  auto r = Log::open_read(t / "log", ro);
+  REQUIRE(r.is_ok());
+  auto& log = **r;
+  REQUIRE(log.read(999).is_ok());  // builds the index
+  const uint64_t frame = 16 + 100, gap = 100 * frame;
+  auto bytes_to_read = [&](uint64_t seq) {
+    const uint64_t before = fs.read;
+    auto rec = log.read(seq);
+    REQUIRE(rec.is_ok());
+    CHECK(rec->payload == std::string(100, char('a' + (seq / 100 + seq % 100) % 26)));
+    return fs.read - before;
+  };
+  // Ten frames into a gap: twelve frames' bytes, not the gap's.
+  for (uint64_t seq : {uint64_t(310), uint64_t(610)}) CHECK(bytes_to_read(seq) <= 12 * frame + 16);
+  // The first record of a gap: two frames.
+  CHECK(bytes_to_read(500) <= 2 * frame + 16);
+  // The last one: the whole gap, read once.
+  CHECK(bytes_to_read(799) <= gap + frame);
+}
+
+TEST_CASE("a read by sequence finds its record past where the gap's first read stopped") {
+  // One gap of uneven records: large ones first, then small ones, so the
+  // first read (sized as if all were of the gap's mean size) ends short of
+  // the small records, and the read goes on.
+  TempDir t;
+  Options o;
+  o.checkpoint_stride = 1000;
+  std::vector<std::string> all;
+  {
+    auto log = must_open(t / "log", o);
+    for (int i = 0; i < 200; i++) {
+      all.push_back(std::string(i < 100 ? 3000 : 10, char('a' + i % 26)));
+      REQUIRE(log->append_one(all.back()).is_ok());
+    }
+  }
+  CountFs fs(posix_fs());
+  Options ro;
+  ro.fs = &fs;
+  auto r = Log::open_read(t / "log", ro);
+  REQUIRE(r.is_ok());
+  REQUIRE((*r)->read(0).is_ok());  // builds the index
+  for (uint64_t seq : {uint64_t(150), uint64_t(5), uint64_t(99), uint64_t(100), uint64_t(199)}) {
+    const uint64_t before = fs.preads;
+    auto rec = (*r)->read(seq);
+    REQUIRE_MESSAGE(rec.is_ok(), rec.status().to_string());
+    CHECK(rec->payload == all[seq]);
+    if (seq == 100 || seq == 150) CHECK(fs.preads - before >= 2);  // it did read on
   }
 }
 
