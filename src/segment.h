@@ -99,7 +99,8 @@ class Segment {
   // The same for a reader, who needs where the frame is, not the walk's
   // state there: before.crc and after.crc are not to be used (the running
   // CRC over the gap's headers, which only a cut writes into a slot, is not
-  // taken where the gap is walked in one read; they are 0 then).
+  // taken where the gap is walked in the window of its first read; they are
+  // 0 then).
   Result<Located> locate_frame(uint64_t seq, std::string* frame = nullptr) const;
   // The index entry at or before seq (builds the index if needed); in
   // *gap_end the offset and sequence where its gap ends (the next entry, or
