@@ -4,11 +4,12 @@
 # fixed time each. BUILD_DIR is a libFuzzer build with LSan and UBSan, for
 # the targets that start no thread (reader, frames); the model and the tools
 # come from THREADS_BUILD_DIR (default BUILD_DIR), in CI a libFuzzer build
-# with ASan and UBSan. Why: clang 14's standalone LeakSanitizer runtime reads
-# its thread registry without a lock while a new thread may grow it (at
-# 1024, 2048, ... threads in the process's life), a SEGV in
-# __lsan::CurrentThreadContext; the tools target met it within the first
-# 250-600 executions in about one run in ten. ASan's runtime finds a
+# with ASan and UBSan. Why: clang 14's standalone LeakSanitizer runtime
+# crashes in __lsan::CurrentThreadContext (a SEGV, always on thread 1023 or
+# 2047 of the process's life): it reads its thread registry, it seems,
+# while a new thread grows it (inferred from the crashes, not from the
+# runtime's source). The tools target met it within the first 250-600
+# executions in about one run in ten. ASan's runtime finds a
 # thread's context through thread-specific data, and checks every memory
 # access besides. Any crash, leak, UB report or OOM (64 MB; the model's and
 # the tools' below) fails the run; each part is bounded in time so CI always
