@@ -52,23 +52,17 @@ class CountFs final : public ForwardFs {
   uint64_t read = 0, preads = 0;
 
  private:
-  class CountFile final : public File {
+  class CountFile final : public ForwardFile {
    public:
-    CountFile(std::unique_ptr<File> in, CountFs& fs) : in_(std::move(in)), fs_(fs) {}
+    CountFile(std::unique_ptr<File> in, CountFs& fs) : ForwardFile(std::move(in)), fs_(fs) {}
     Result<size_t> pread(void* buf, size_t n, uint64_t off) override {
-      auto r = in_->pread(buf, n, off);
+      auto r = file_->pread(buf, n, off);
       fs_.preads++;
       if (r.is_ok()) fs_.read += *r;
       return r;
     }
-    Status pwritev(const struct iovec* iov, int n, uint64_t off) override { return in_->pwritev(iov, n, off); }
-    Status truncate(uint64_t size) override { return in_->truncate(size); }
-    Status datasync() override { return in_->datasync(); }
-    Result<uint64_t> size() override { return in_->size(); }
-    const std::string& path() const override { return in_->path(); }
 
    private:
-    std::unique_ptr<File> in_;
     CountFs& fs_;
   };
 };

@@ -57,21 +57,15 @@ class GateFs final : public ForwardFs {
     std::unique_lock<std::mutex> lk(mu_);
     cv_.wait(lk, [&] { return open_; });
   }
-  class GateFile final : public File {
+  class GateFile final : public ForwardFile {
    public:
-    GateFile(std::unique_ptr<File> in, GateFs& fs) : in_(std::move(in)), fs_(fs) {}
+    GateFile(std::unique_ptr<File> in, GateFs& fs) : ForwardFile(std::move(in)), fs_(fs) {}
     Result<size_t> pread(void* buf, size_t n, uint64_t off) override {
       fs_.pass();
-      return in_->pread(buf, n, off);
+      return file_->pread(buf, n, off);
     }
-    Status pwritev(const struct iovec* iov, int n, uint64_t off) override { return in_->pwritev(iov, n, off); }
-    Status truncate(uint64_t size) override { return in_->truncate(size); }
-    Status datasync() override { return in_->datasync(); }
-    Result<uint64_t> size() override { return in_->size(); }
-    const std::string& path() const override { return in_->path(); }
 
    private:
-    std::unique_ptr<File> in_;
     GateFs& fs_;
   };
   const std::thread::id main_;

@@ -63,23 +63,15 @@ class GateFs final : public ForwardFs {
   bool held_ = false;
 };
 
-class GateFile final : public File {
+class GateFile final : public ForwardFile {
  public:
-  GateFile(std::unique_ptr<File> f, GateFs* fs) : f_(std::move(f)), fs_(fs) {}
-  Result<size_t> pread(void* buf, size_t n, uint64_t off) override {
-    return f_->pread(buf, n, off);
-  }
+  GateFile(std::unique_ptr<File> f, GateFs* fs) : ForwardFile(std::move(f)), fs_(fs) {}
   Status pwritev(const struct iovec* iov, int iovcnt, uint64_t off) override {
     fs_->before_write();
-    return f_->pwritev(iov, iovcnt, off);
+    return file_->pwritev(iov, iovcnt, off);
   }
-  Status truncate(uint64_t size) override { return f_->truncate(size); }
-  Status datasync() override { return f_->datasync(); }
-  Result<uint64_t> size() override { return f_->size(); }
-  const std::string& path() const override { return f_->path(); }
 
  private:
-  std::unique_ptr<File> f_;
   GateFs* fs_;
 };
 

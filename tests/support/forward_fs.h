@@ -1,10 +1,29 @@
-// An Fs that forwards every call to another one: tests derive from it and
-// override the calls they watch or interfere with.
+// An Fs, and a File, that forward every call to another one: tests derive
+// from them and override the calls they watch or interfere with.
 #pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "alog/fs.h"
 
 namespace alog::test {
+
+class ForwardFile : public File {
+ public:
+  explicit ForwardFile(std::unique_ptr<File> inner) : file_(std::move(inner)) {}
+  Result<size_t> pread(void* buf, size_t n, uint64_t off) override { return file_->pread(buf, n, off); }
+  Status pwritev(const struct iovec* iov, int n, uint64_t off) override { return file_->pwritev(iov, n, off); }
+  Status truncate(uint64_t size) override { return file_->truncate(size); }
+  Status datasync() override { return file_->datasync(); }
+  Result<uint64_t> size() override { return file_->size(); }
+  Result<std::pair<uint64_t, uint64_t>> data_extent(uint64_t off) override { return file_->data_extent(off); }
+  const std::string& path() const override { return file_->path(); }
+
+ protected:
+  std::unique_ptr<File> file_;
+};
 
 class ForwardFs : public Fs {
  public:
