@@ -95,9 +95,11 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, con
   // confirmed.) True when the check found a problem.
   auto check_synced = [&](bool& checked, uint64_t frame_off, Walker& walker,
                           std::vector<Problem>& found, bool main_walk) {
-    const WalkState after = walker.state();
-    if (checked || after.offset < slot.synced_offset) return false;
+    // The offset alone first: a copy of the whole state on every frame would
+    // wait for the walk's narrower stores to it (a store-forwarding stall).
+    if (checked || walker.state().offset < slot.synced_offset) return false;
     checked = true;
+    const WalkState after = walker.state();
     auto p = synced_problem(frame_off, after);
     if (!p) return false;
     found.push_back(std::move(*p));
