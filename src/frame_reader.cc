@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <iterator>
 
 #include "alog/crc32c.h"
 #include "alog/interrupt.h"
@@ -228,10 +229,80 @@ void Walker::adopt(const Walker& part, uint64_t seq_base) {
 }
 
 Stop Walker::run() {
-  Stop s;
-  while ((s = step()) == Stop::none) {
+  RecordView runs[256];
+  while (true) {
+    while (take_data(runs, std::size(runs)) > 0) {
+    }
+    if (Stop s = step(); s != Stop::none) return s;
   }
-  return s;
+}
+
+size_t Walker::take_data(RecordView* out, size_t max) {
+  if (!read_payloads_) return 0;
+  // The headers first, as step_data checks them, up to the first frame the
+  // run cannot take; then the CRCs, three side by side with the running CRC
+  // over the headers, each frame accepted up to the first mismatch.
+  // (In locals: the stores to out could alias the members.)
+  uint64_t at = st_.offset;
+  if (!w_->holds(at, kFrameHeaderSize)) return 0;
+  const uint64_t end = std::min(w_->end(), w_->limit()), seq = st_.seq;
+  const uint16_t gen = gen_;
+  const uint8_t* const first = w_->at(at);
+  size_t n = 0;
+  while (n < max && at + kFrameHeaderSize <= end) {
+    const uint8_t* p = first + (at - st_.offset);
+    const FrameHeader h = decode_frame_header(p);
+    if (!data_frame_ok(h, gen, at, end) || h.is_lost()) break;
+    out[n] = {seq + n, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word), false};
+    n++;
+    at += kFrameHeaderSize + h.word;
+  }
+  auto header_of = [](const RecordView& r) {
+    return reinterpret_cast<const uint8_t*>(r.payload.data()) - kFrameHeaderSize;
+  };
+  ahead_n_ = ahead_i_ = 0;
+  WalkState st = st_;
+  size_t good = 0;
+  const uint8_t* last = nullptr;
+  uint32_t last_crc = 0;
+  while (good < n) {
+    const uint8_t* f[3] = {header_of(out[good]), nullptr, nullptr};
+    uint32_t crc[3], run[4] = {st.crc, 0, 0, 0};
+    size_t k = 1;
+    if (good + 3 <= n) {
+      f[1] = header_of(out[good + 1]);
+      f[2] = header_of(out[good + 2]);
+      crc32c_frames_3(f, crc, run);
+      k = 3;
+    } else {
+      run[1] = run[0];
+      crc[0] = crc32c_frame(f[0], f[0] + kFrameHeaderSize, get32(f[0]), &run[1]);
+    }
+    for (size_t i = 0; i < k; i++) {
+      if (crc[i] != get32(f[i] + 12)) {  // step() reports it
+        n = good;
+        break;
+      }
+      const bool batch_end = get16(f[i] + 10) & kFlagBatchEnd;
+      st.crc = run[i + 1];
+      st.pending = static_cast<uint16_t>(st.pending + 1);
+      st.seq++;
+      st.offset += kFrameHeaderSize + get32(f[i]);
+      st.open_batch = !batch_end;
+      if (batch_end || st.offset == extra_boundary_) boundary_ = st;
+      last = f[i];
+      last_crc = crc[i];
+      good++;
+    }
+  }
+  if (good == 0) return 0;
+  f_.offset = st.offset - kFrameHeaderSize - get32(last);
+  f_.h = decode_frame_header(last);
+  f_.seq = st.seq - 1;
+  f_.computed_crc = last_crc;
+  f_.payload = last + kFrameHeaderSize;
+  st_ = st;
+  return good;
 }
 
 size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uint64_t& off,

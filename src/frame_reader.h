@@ -202,6 +202,14 @@ class Walker {
   void adopt(const Walker& part, uint64_t seq_base);
   // Runs step() until something other than Stop::none.
   Stop run();
+  // step()'s common case for a run of frames at once (a walk that reads
+  // payloads): data frames, none lost, wholly in the window, each passing
+  // every check step() makes and accepted as step() accepts it (the state,
+  // the boundary; frame() tells the last). Their records (sequence,
+  // payload) go to out, at most max; returns how many. Stops before the
+  // first frame that is anything else (a checkpoint, damage, a frame the
+  // window does not hold), for step() to read and report; reads nothing.
+  size_t take_data(RecordView* out, size_t max);
 
  private:
   // step()'s common case, inline in the walks' loops: a data frame whose

@@ -105,7 +105,36 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
   uint64_t taken_to = p.start.offset, confirmed_to = taken_to;  // where the records taken end
   size_t confirmed_bytes = 0;
   bool taking = true;
+  auto confirm = [&] {
+    render();
+    confirmed = taken;
+    confirmed_to = taken_to;
+    confirmed_bytes = out.view().size();
+    p.last_crc = taken_crc;
+  };
+  auto take = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; k++) rd.payloads.push_back(rd.records[k].payload);
+    taken += to - from;
+  };
   while (true) {
+    // Runs of plain data frames at once; the walk's own step for the rest.
+    const uint64_t first = walk.state().seq, was = walk.boundary().offset;
+    if (const size_t n = walk.take_data(rd.records.data(), rd.records.size()); n > 0) {
+      // Those up to the run's last batch boundary are confirmed there.
+      const size_t upto = walk.boundary().offset != was ? size_t(walk.boundary().seq - first) : 0;
+      if (upto > 0) {
+        if (taking) {
+          take(0, upto);
+          taken_to = walk.boundary().offset;
+        }
+        confirm();
+      }
+      if (taking) {
+        take(upto, n);
+        taken_to = walk.state().offset;
+      }
+      continue;
+    }
     if (!in_window(w, walk.state().offset)) render();  // before the step reads another window over the payloads
     p.stop = walk.step();
     if (p.stop != Stop::none) break;
@@ -118,13 +147,7 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
       }
     }
     if (taking) taken_to = walk.state().offset;
-    if (walk.boundary().offset == walk.state().offset) {
-      render();
-      confirmed = taken;
-      confirmed_to = taken_to;
-      confirmed_bytes = out.view().size();
-      p.last_crc = taken_crc;
-    }
+    if (walk.boundary().offset == walk.state().offset) confirm();
     if (f.h.is_checkpoint() && f.offset >= p.until) {  // the next part begins here
       p.complete = true;
       p.end = walk.state().offset;
