@@ -237,7 +237,7 @@ Stop Walker::run() {
   }
 }
 
-size_t Walker::take_data(RecordView* out, size_t max) {
+size_t Walker::take_data(RecordView* out, size_t max, uint64_t until) {
   if (!read_payloads_) return 0;
   // The headers first, as step_data checks them, up to the first frame the
   // run cannot take; then the CRCs, three side by side with the running CRC
@@ -245,7 +245,7 @@ size_t Walker::take_data(RecordView* out, size_t max) {
   // (In locals: the stores to out could alias the members.)
   uint64_t at = st_.offset;
   if (!w_->holds(at, kFrameHeaderSize)) return 0;
-  const uint64_t end = std::min(w_->end(), w_->limit()), seq = st_.seq;
+  const uint64_t end = std::min({w_->end(), w_->limit(), until}), seq = st_.seq;
   const uint16_t gen = gen_;
   const uint8_t* const first = w_->at(at);
   size_t n = 0;
@@ -283,7 +283,7 @@ size_t Walker::take_data(RecordView* out, size_t max) {
         n = good;
         break;
       }
-      const bool batch_end = get16(f[i] + 10) & kFlagBatchEnd;
+      const bool batch_end = ends_batch(out[good]);
       st.crc = run[i + 1];
       st.pending = static_cast<uint16_t>(st.pending + 1);
       st.seq++;

@@ -154,6 +154,13 @@ inline bool next_two_data_frames(const FrameWindow& w, const uint8_t* f, uint64_
 size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uint64_t& off,
                     uint64_t seq, RecordView* out, size_t max, uint64_t checkpoint_from = UINT64_MAX);
 
+// Whether the frame of a record that take_data or take_records took (its
+// payload in the window, just after its header) ends a batch.
+inline bool ends_batch(const RecordView& r) {
+  return format::get16(reinterpret_cast<const uint8_t*>(r.payload.data()) - format::kFrameHeaderSize + 10) &
+         format::kFlagBatchEnd;
+}
+
 // One frame as the walk met it.
 struct FrameInfo {
   uint64_t offset = 0;
@@ -208,8 +215,9 @@ class Walker {
   // the boundary; frame() tells the last). Their records (sequence,
   // payload) go to out, at most max; returns how many. Stops before the
   // first frame that is anything else (a checkpoint, damage, a frame the
-  // window does not hold), for step() to read and report; reads nothing.
-  size_t take_data(RecordView* out, size_t max);
+  // window does not hold) or that ends past `until`, for step() to read
+  // and report; reads nothing.
+  size_t take_data(RecordView* out, size_t max, uint64_t until = UINT64_MAX);
 
  private:
   // step()'s common case, inline in the walks' loops: a data frame whose

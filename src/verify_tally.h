@@ -43,6 +43,19 @@ struct Tally {
     end_batch(open);
     open = 0;
   }
+  // frame() for each of a run of plain data frames (Walker::take_data).
+  void data_run(const RecordView* run, size_t n) {
+    records += n;
+    for (size_t k = 0; k < n; k++) {
+      payload_bytes += run[k].payload.size();
+      payload_sizes[hist_bucket(run[k].payload.size())]++;
+      open++;
+      if (!ends_batch(run[k])) continue;
+      batches++;
+      end_batch(open);
+      open = 0;
+    }
+  }
   void end_batch(uint64_t size) {
     if (ended) batch_sizes[hist_bucket(size)]++;
     else lead = size;

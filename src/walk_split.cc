@@ -47,7 +47,8 @@ std::optional<uint64_t> find_checkpoint(File& file, uint16_t generation, uint64_
   return std::nullopt;
 }
 
-SplitWalk::SplitWalk(const Setup& s, size_t parts, OnFrame on_frame) : on_frame_(std::move(on_frame)) {
+SplitWalk::SplitWalk(const Setup& s, size_t parts, OnFrame on_frame)
+    : on_frame_(std::move(on_frame)), boundary_(s.boundary) {
   if (s.limit < s.from + kFrameHeaderSize) return;
   parts = static_cast<size_t>(std::min<uint64_t>(parts, (s.limit - s.from) / kMinPart));
   if (parts <= 1) return;
@@ -87,10 +88,15 @@ SplitWalk::~SplitWalk() { stop_from(0); }
 void SplitWalk::run(size_t i) {
   Part& p = *parts_[i];
   Walker& w = *p.walker;
+  RecordView run[256];
   while (!p.stop.load(std::memory_order_relaxed)) {
     const uint64_t at = w.state().offset;
+    if (const size_t n = w.take_data(run, std::size(run), at < boundary_ ? boundary_ : UINT64_MAX)) {
+      if (on_frame_) on_frame_(i + 1, w, {run, n});
+      continue;
+    }
     if (w.step() != Stop::none) return;
-    if (on_frame_) on_frame_(i + 1, w);
+    if (on_frame_) on_frame_(i + 1, w, {});
     if (at == p.end && w.frame().h.is_checkpoint()) {
       p.handed_off = true;
       return;

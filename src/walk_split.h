@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -36,9 +37,12 @@ class SplitWalk {
     uint64_t boundary;    // Walker::add_boundary's offset (0: none)
     bool read_payloads;
   };
-  // Called on a helper's thread for each frame its walk accepts (part >= 1;
-  // sequences in `walk` count from 0 at the part's start).
-  using OnFrame = std::function<void(size_t part, const Walker& walk)>;
+  // Called on a helper's thread for the frames its walk accepts (part >= 1;
+  // sequences in `walk` count from 0 at the part's start): `run` empty, for
+  // the one frame walk.frame(); else for a run of data frames it took at
+  // once (Walker::take_data; walk.frame() is the last). A run never passes
+  // over Setup::boundary: some frame ends there if the walk reaches it.
+  using OnFrame = std::function<void(size_t part, const Walker& walk, std::span<const RecordView> run)>;
 
   // Splits [from, limit) into at most `parts` parts of at least 8 MiB at
   // checkpoints found ahead, and starts a helper on each but the first.
@@ -79,6 +83,7 @@ class SplitWalk {
   void stop_from(size_t i);  // stops and waits for parts i.. (by index in parts_)
 
   OnFrame on_frame_;
+  uint64_t boundary_;  // Setup::boundary
   std::vector<std::unique_ptr<Part>> parts_;
   size_t joined_ = 0;  // parts_ before this one are taken or stopped
   uint64_t next_ = UINT64_MAX;
