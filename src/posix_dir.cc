@@ -126,6 +126,30 @@ Status At::check(const std::string& path, const struct stat& st) const {
 }
 
 Result<At> resolve(const std::string& path, bool entry) {
+  // The common case first: a plain name in a directory anchored under the
+  // very spelling before it ("dir/name", as a log names its files). Keys
+  // are normalized, so the path is too, and that directory is the deepest
+  // anchor above it unless the path is anchored itself.
+  if (const size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    const std::string_view leaf = std::string_view(path).substr(slash + 1);
+    if (!leaf.empty() && leaf != "." && leaf != "..") {
+      std::shared_ptr<const Anchor> a;  // outlives the lock below
+      {
+        Registry& r = registry();
+        std::lock_guard<std::mutex> g(r.mu);
+        auto it = r.by_key.find(path.substr(0, slash));
+        if (it != r.by_key.end() && !r.by_key.count(path)) a = it->second.lock();
+      }
+      if (a) {
+        At at;
+        at.anchor_ = a;
+        at.fd_ = a->fd;
+        at.dir_dev_ = a->dev;
+        at.name_ = std::string(leaf);
+        return at;
+      }
+    }
+  }
   const std::string p = normalize(path);
   std::shared_ptr<const Anchor> best;  // outlives the lock below
   std::vector<std::string> rest;

@@ -154,6 +154,10 @@ TEST_CASE("only the six flag values of FORMAT.md are valid frame kinds") {
 
 TEST_CASE("segment names are 20 zero-padded digits and only N.seg parses") {
   CHECK(segment_name(42) == "00000000000000000042.seg");
+  CHECK(segment_name(0) == "00000000000000000000.seg");
+  CHECK(segment_name(UINT64_MAX) == "18446744073709551615.seg");
+  for (uint64_t v : {uint64_t{1}, uint64_t{10}, uint64_t{999}, uint64_t{1} << 40, UINT64_MAX - 1})
+    CHECK(parse_segment_name(segment_name(v)) == v);
   CHECK(parse_segment_name("00000000000000000042.seg") == 42);
   CHECK(parse_segment_name("18446744073709551615.seg") == UINT64_MAX);
   CHECK_FALSE(parse_segment_name("18446744073709551616.seg"));
