@@ -5,11 +5,15 @@
 //  * the library's walk (frame_reader.h) from the winning slot's read offset,
 //    with and without payloads: every accepted frame moves forward, the
 //    batch boundary never passes the walk, a stop lies inside the file;
+//  * the same walk taking runs of data frames at once (Walker::take_data)
+//    accepts the same frames, in the same states, and stops the same way;
 //  * a dump-like listing from offset 192 that trusts only lengths, never
 //    running past the end;
 //  * verify() of the file alone (full and headers-only).
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "alog/format.h"
 #include "alog/verify.h"
@@ -44,6 +48,51 @@ void walk(File& f, uint64_t len, uint16_t gen, detail::WalkState start, bool pay
   }
 }
 
+bool same(const detail::WalkState& a, const detail::WalkState& b) {
+  return a.offset == b.offset && a.seq == b.seq && a.crc == b.crc && a.pending == b.pending &&
+         a.open_batch == b.open_batch;
+}
+
+// The walk one frame at a time, then again taking runs of at most 1-8
+// frames (varied from the file's last byte) where it can: each run must
+// end in the state the first walk had after that many frames.
+void walk_runs(File& f, uint64_t len, uint16_t gen, detail::WalkState start, size_t max) {
+  std::vector<std::pair<detail::WalkState, detail::WalkState>> after;  // state, boundary
+  detail::Stop stop;
+  std::string found;
+  {
+    detail::FrameWindow w(&f, len, 4096);
+    detail::Walker walker(&w, gen, start, true);
+    while ((stop = walker.step()) == detail::Stop::none && after.size() < 200000)
+      after.emplace_back(walker.state(), walker.boundary());
+    if (stop == detail::Stop::none) return;  // too long to compare
+    after.emplace_back(walker.state(), walker.boundary());
+    found = walker.found();
+  }
+  detail::FrameWindow w(&f, len, 4096);
+  detail::Walker walker(&w, gen, start, true);
+  RecordView run[8];
+  size_t i = 0;
+  while (true) {
+    const size_t n = walker.take_data(run, max);
+    if (n > 0) {
+      i += n;
+      if (i >= after.size() || !same(walker.state(), after[i - 1].first) ||
+          !same(walker.boundary(), after[i - 1].second))
+        fuzz::violated("a run of frames ended in another state than the walk one frame at a time");
+      continue;
+    }
+    const detail::Stop s = walker.step();
+    if (s != detail::Stop::none) {
+      if (s != stop || i + 1 != after.size() || !same(walker.state(), after[i].first) || walker.found() != found)
+        fuzz::violated("a walk taking runs stopped otherwise than the walk one frame at a time");
+      return;
+    }
+    if (++i >= after.size() || !same(walker.state(), after[i - 1].first))
+      fuzz::violated("a step after a run ended in another state than the walk one frame at a time");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -65,6 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   walk(**file, size, gen, start, true);
   walk(**file, size, gen, start, false);
+  walk_runs(**file, size, gen, start, size ? 1 + data[size - 1] % 8 : 1);
 
   // A dump-like listing: every header from 192 on, by its length alone.
   uint64_t off = kHeaderSize, frames = 0;
