@@ -257,10 +257,11 @@ size_t Walker::take_data(RecordView* out, size_t max, uint64_t until) {
     n++;
     at += kFrameHeaderSize + h.word;
   }
+  if (n == 0) return 0;
   auto header_of = [](const RecordView& r) {
     return reinterpret_cast<const uint8_t*>(r.payload.data()) - kFrameHeaderSize;
   };
-  ahead_n_ = ahead_i_ = 0;
+  ahead_n_ = ahead_i_ = 0;  // step()'s look-ahead: these frames are taken here
   WalkState st = st_;
   size_t good = 0;
   const uint8_t* last = nullptr;
