@@ -23,22 +23,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// The index of the command name in argv: the first argument that is not a
-// global option (or the value of --format).
-std::optional<int> command_index(int argc, char** argv) {
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a == "--") return std::nullopt;
-    if (a == "--format") {
-      i++;
-      continue;
-    }
-    if (a.size() > 1 && a[0] == '-') continue;
-    return i;
-  }
-  return std::nullopt;
-}
-
 std::string with_hint(std::string msg, const std::string& word, const std::vector<std::string>& names,
                       const std::string& prefix) {
   if (auto c = closest(word, names)) msg += " (did you mean '" + prefix + *c + "'?)";
@@ -54,6 +38,20 @@ void option_names(const CLI::App& a, std::vector<std::string>& lnames, std::vect
 }
 
 }  // namespace
+
+std::optional<int> command_index(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--") return std::nullopt;
+    if (a == "--format") {
+      i++;
+      continue;
+    }
+    if (a.size() > 1 && a[0] == '-') continue;
+    return i;
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> closest(const std::string& word, const std::vector<std::string>& candidates) {
   std::optional<std::string> best;

@@ -19,11 +19,16 @@ std::optional<std::string> closest(const std::string& word, const std::vector<st
 
 // The usage error for the first unknown command or option in argv ("" when
 // there is none): "unknown command 'cta' (did you mean 'cat'?)". `app` is
-// the top-level app with every command registered. *command is set to the
+// the top-level app with the command argv names registered (every command
+// when it names none that exists). *command is set to the
 // command an unknown option was given to ("" for an unknown command).
 std::string unknown_argument(CLI::App& app, int argc, char** argv, std::string* command);
 
 // argv with "help [COMMAND]" rewritten as "[COMMAND] --help"; as given otherwise.
 std::vector<std::string> rewrite_help(int argc, char** argv);
+
+// The index in argv of the command's name (the first argument that is not
+// a global option or its value), or none.
+std::optional<int> command_index(int argc, char** argv);
 
 }  // namespace alog::cli
