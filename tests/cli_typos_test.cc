@@ -49,6 +49,17 @@ TEST_CASE("alog help prints the usage, and alog help COMMAND that command's") {
   CHECK(run_alog("help cta").exit_code == 16);
 }
 
+TEST_CASE("--help-all prints every command's options, and a command's --help-all that command's") {
+  // (A line that names a command builds that command's options alone.)
+  RunResult all = run_alog("--help-all");
+  CHECK(all.exit_code == 0);
+  for (const char* opt : {"--follow", "--jobs", "--keep", "--no-sync", "--segment-size", "--dry-run"})
+    CHECK(all.out.find(opt) != std::string::npos);
+  RunResult cat = run_alog("cat --help-all");
+  CHECK(cat.exit_code == 0);
+  CHECK(cat.out == run_alog("cat --help").out);
+}
+
 TEST_CASE("command help lists the global options and no parser notes") {
   for (std::string c : {"append", "cat", "seek", "verify", "recover", "truncate-before", "truncate-after",
                         "dump-frames", "stats"}) {
