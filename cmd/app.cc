@@ -86,11 +86,16 @@ struct Entry {
   Command (*add)(CLI::App&, const Global&);
 };
 constexpr Entry kCommands[] = {
-    {"append", add_append},       {"cat", add_cat},
-    {"seek", add_seek},           {"verify", add_verify},
-    {"recover", add_recover},     {"truncate-before", add_truncate_before},
-    {"truncate-after", add_truncate_after}, {"roll", add_roll},
-    {"dump-frames", add_dump_frames}, {"stats", add_stats},
+    {"append", add_append},
+    {"cat", add_cat},
+    {"seek", add_seek},
+    {"verify", add_verify},
+    {"recover", add_recover},
+    {"truncate-before", add_truncate_before},
+    {"truncate-after", add_truncate_after},
+    {"roll", add_roll},
+    {"dump-frames", add_dump_frames},
+    {"stats", add_stats},
     {"completion", add_completion},
 };
 
