@@ -229,12 +229,11 @@ void Walker::adopt(const Walker& part, uint64_t seq_base) {
 }
 
 Stop Walker::run() {
-  RecordView runs[256];
-  while (true) {
-    while (take_data(runs, std::size(runs)) > 0) {
-    }
-    if (Stop s = step(); s != Stop::none) return s;
+  RecordView scratch[256];
+  Stop s;
+  while ((s = advance(scratch)) == Stop::none) {
   }
+  return s;
 }
 
 size_t Walker::take_data(RecordView* out, size_t max, uint64_t until) {
@@ -243,14 +242,15 @@ size_t Walker::take_data(RecordView* out, size_t max, uint64_t until) {
   // run cannot take; then the CRCs, three side by side with the running CRC
   // over the headers, each frame accepted up to the first mismatch.
   // (In locals: the stores to out could alias the members.)
-  uint64_t at = st_.offset;
-  if (!w_->holds(at, kFrameHeaderSize)) return 0;
+  const uint64_t from = st_.offset;
+  if (!w_->holds(from, kFrameHeaderSize)) return 0;
   const uint64_t end = std::min({w_->end(), w_->limit(), until}), seq = st_.seq;
   const uint16_t gen = gen_;
-  const uint8_t* const first = w_->at(at);
+  const uint8_t* const first = w_->at(from);
+  uint64_t at = from;
   size_t n = 0;
   while (n < max && at + kFrameHeaderSize <= end) {
-    const uint8_t* p = first + (at - st_.offset);
+    const uint8_t* p = first + (at - from);
     const FrameHeader h = decode_frame_header(p);
     if (!data_frame_ok(h, gen, at, end) || h.is_lost()) break;
     out[n] = {seq + n, std::string_view(reinterpret_cast<const char*>(p + kFrameHeaderSize), h.word), false};

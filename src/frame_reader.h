@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "alog/crc32c.h"
@@ -207,8 +208,14 @@ class Walker {
   // from 0, where this walk's sequence there is `seq_base` (walk_split.h).
   // The frame is told without its payload.
   void adopt(const Walker& part, uint64_t seq_base);
-  // Runs step() until something other than Stop::none.
+  // Runs advance() until something other than Stop::none.
   Stop run();
+  // A run of plain data frames at once (take_data, into scratch), else one
+  // step(): Stop::none when at least one frame was accepted (frame() tells
+  // the last), for walks that need the state, not every frame.
+  Stop advance(std::span<RecordView> scratch) {
+    return take_data(scratch.data(), scratch.size()) > 0 ? Stop::none : step();
+  }
   // step()'s common case for a run of frames at once (a walk that reads
   // payloads): data frames, none lost, wholly in the window, each passing
   // every check step() makes and accepted as step() accepts it (the state,

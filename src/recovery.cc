@@ -83,8 +83,9 @@ Stop run_split(Walker& walk, FrameWindow& w, const Segment& seg) {
   const size_t parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   SplitWalk split({w.file(), w.limit(), seg.generation(), walk.state().offset, 0, true}, parts);
   const std::function<bool(size_t, uint64_t)> take_all;
+  RecordView scratch[256];
   Stop s;
-  while ((s = walk.step()) == Stop::none) split.join(walk, take_all);
+  while ((s = walk.advance(scratch)) == Stop::none) split.join(walk, take_all);
   return s;
 }
 
@@ -171,12 +172,13 @@ constexpr uint64_t kPublishEvery = 256 * 1024;
 // last batch boundary).
 Stop run_publishing(Walker& walk, Segment& seg, TailWalk& progress, const std::atomic<bool>& stop) {
   uint64_t told = walk.boundary().offset;
+  RecordView scratch[256];
   while (true) {
     if (stop.load(std::memory_order_relaxed)) {
       seg.publish_append(walk.boundary().offset, walk.boundary().seq);
       return Stop::none;
     }
-    Stop s = walk.step();
+    Stop s = walk.advance(scratch);
     if (s != Stop::none) return s;
     const WalkState& b = walk.boundary();
     if (b.offset >= told + kPublishEvery) {
