@@ -125,7 +125,13 @@ Status At::check(const std::string& path, const struct stat& st) const {
   return {};
 }
 
-Result<At> resolve(const std::string& path, bool entry) {
+namespace {
+
+// The deepest live anchor holding `path`, with the components of the path
+// below it in *rest; none when no anchor holds it. Never destroys an Anchor
+// with the registry's lock held (what it returns is made under the lock).
+std::shared_ptr<const Anchor> deepest_anchor(const std::string& path, std::vector<std::string>* rest) {
+  Registry& r = registry();
   // The common case first: a plain name in a directory anchored under the
   // very spelling before it ("dir/name", as a log names its files). Keys
   // are normalized, so the path is too, and that directory is the deepest
@@ -133,40 +139,35 @@ Result<At> resolve(const std::string& path, bool entry) {
   if (const size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
     const std::string_view leaf = std::string_view(path).substr(slash + 1);
     if (!leaf.empty() && leaf != "." && leaf != "..") {
-      std::shared_ptr<const Anchor> a;  // outlives the lock below
-      {
-        Registry& r = registry();
-        std::lock_guard<std::mutex> g(r.mu);
-        auto it = r.by_key.find(path.substr(0, slash));
-        if (it != r.by_key.end() && !r.by_key.count(path)) a = it->second.lock();
-      }
-      if (a) {
-        At at;
-        at.anchor_ = a;
-        at.fd_ = a->fd;
-        at.dir_dev_ = a->dev;
-        at.name_ = std::string(leaf);
-        return at;
+      std::lock_guard<std::mutex> g(r.mu);
+      auto it = r.by_key.find(path.substr(0, slash));
+      if (it != r.by_key.end() && !r.by_key.count(path)) {
+        if (auto a = it->second.lock()) {
+          rest->emplace_back(leaf);
+          return a;
+        }
       }
     }
   }
   const std::string p = normalize(path);
-  std::shared_ptr<const Anchor> best;  // outlives the lock below
+  std::lock_guard<std::mutex> g(r.mu);
+  const std::string* key = nullptr;
+  const std::weak_ptr<const Anchor>* held = nullptr;
+  std::vector<std::string> cs;
+  for (const auto& [k, w] : r.by_key)
+    if ((!key || k.size() > key->size()) && !w.expired() && below(k, p, &cs)) {
+      key = &k;
+      held = &w;
+      *rest = cs;
+    }
+  return held ? held->lock() : nullptr;
+}
+
+}  // namespace
+
+Result<At> resolve(const std::string& path, bool entry) {
   std::vector<std::string> rest;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> g(r.mu);
-    const std::string* key = nullptr;
-    const std::weak_ptr<const Anchor>* held = nullptr;
-    std::vector<std::string> cs;
-    for (const auto& [k, w] : r.by_key)
-      if ((!key || k.size() > key->size()) && !w.expired() && below(k, p, &cs)) {
-        key = &k;
-        held = &w;
-        rest = cs;
-      }
-    if (held) best = held->lock();
-  }
+  const std::shared_ptr<const Anchor> best = deepest_anchor(path, &rest);
   At at;
   if (!best || (entry && rest.empty())) {
     at.name_ = path;
@@ -175,7 +176,7 @@ Result<At> resolve(const std::string& path, bool entry) {
   at.anchor_ = best;
   at.fd_ = best->fd;
   at.dir_dev_ = best->dev;
-  at.name_ = rest.empty() ? "." : rest.back();
+  at.name_ = rest.empty() ? std::string(".") : std::move(rest.back());  // rest.back() is not walked below
   std::string walked = best->key;
   for (size_t i = 0; i + 1 < rest.size(); i++) {
     walked = path_join(walked, rest[i]);
