@@ -212,11 +212,14 @@ int run_append(const AppendOptions& o, const Global& g) {
     control.reset();
   };
   auto tick = [&] {
-    if (control && control->pending()) {
-      app.flush();
-      control->serve([&](const std::string& op, const Json& args, const Global& rg) {
-        return serve_request(*log, op, args, rg);
-      });
+    if (control) {
+      if (control->pending()) {
+        app.flush();
+        control->serve([&](const std::string& op, const Json& args, const Global& rg) {
+          return serve_request(*log, op, args, rg);
+        });
+      }
+      set_extra_wake_fd(control->wake_fd());  // it changes when the service's thread starts
     }
     return app.tick();
   };

@@ -132,6 +132,12 @@ int ControlService::stat_socket(struct stat* st) const {
   return ::fstatat(dir_fd_, name_.c_str(), st, AT_SYMLINK_NOFOLLOW);
 }
 
+void ControlService::remove_socket() {
+  struct stat st;
+  if (stat_socket(&st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ && st.st_ino == ino_)
+    (void)::unlinkat(dir_fd_, name_.c_str(), 0);
+}
+
 std::unique_ptr<ControlService> ControlService::start(const Global& g, const std::string& dir,
                                                       std::shared_ptr<DirAnchor> anchor) {
   std::unique_ptr<ControlService> s(new ControlService());
@@ -189,37 +195,78 @@ std::unique_ptr<ControlService> ControlService::start(const Global& g, const std
   if (::pipe2(s->wake_, O_CLOEXEC | O_NONBLOCK) != 0 ||
       ::pipe2(s->stop_, O_CLOEXEC | O_NONBLOCK) != 0)
     return give_up("pipe");
-  // The thread takes no signal: they stay with the append loop.
-  sigset_t all, prev;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &prev);
-  try {
-    s->thread_ = std::thread([p = s.get()] { p->loop(); });
-  } catch (const std::system_error& e) {
-    ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
-    errno = e.code().value();
-    return give_up("thread");
-  }
-  ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+  s->g_ = g;
   return s;
 }
 
-ControlService::~ControlService() {
-  if (thread_.joinable()) {
+bool ControlService::start_thread() {
+  sigset_t all, prev;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &prev);
+  bool started = true;
+  try {
+    thread_ = std::thread([this] { loop(); });
+  } catch (const std::system_error& e) {
+    errno = e.code().value();
+    started = false;
+  }
+  int err = errno;
+  ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+  errno = err;
+  return started;
+}
+
+int ControlService::wake_fd() const {
+  if (thread_.joinable()) return wake_[0];
+  return off_ ? -1 : listen_;
+}
+
+bool ControlService::pending() {
+  if (thread_.joinable()) return waiting_.load(std::memory_order_acquire);
+  if (off_) return false;
+  struct pollfd p = {listen_, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if (!start_thread()) {
+    warn(g_, path_, std::nullopt,
+         fmt::format("thread: {}; no control socket (maintenance commands wait for the lock)",
+                     std::strerror(errno)));
+    off_ = true;
     {
       std::lock_guard<std::mutex> l(mu_);
       stop_flag_ = true;
     }
+    answer_queued();
+    remove_socket();  // later clients find no holder to ask and wait for the lock
+    close_fd(listen_);
+  }
+  return false;
+}
+
+void ControlService::answer_queued() {
+  char c = 1;
+  (void)!::write(stop_[1], &c, 1);
+  int conn;
+  while ((conn = ::accept4(listen_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+    handle(conn);
+    ::close(conn);
+  }
+}
+
+ControlService::~ControlService() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_flag_ = true;
+  }
+  if (thread_.joinable()) {
     cv_.notify_all();
     char c = 1;
     (void)!::write(stop_[1], &c, 1);
     thread_.join();
   }
-  // Removed only while it is the socket this holder made.
-  struct stat st;
-  if (listen_ >= 0 && stat_socket(&st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev_ &&
-      st.st_ino == ino_)
-    (void)::unlinkat(dir_fd_, name_.c_str(), 0);
+  if (listen_ >= 0) {
+    answer_queued();  // those the thread did not take (or no thread ever ran)
+    remove_socket();
+  }
   for (int* fd : {&listen_, &wake_[0], &wake_[1], &stop_[0], &stop_[1]}) close_fd(*fd);
 }
 
