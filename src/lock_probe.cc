@@ -5,9 +5,9 @@
 
 namespace alog::detail {
 
-LockProbe::LockProbe(Fs& fs, std::string lock_path) {
+LockProbe::LockProbe(Fs& fs, std::string lock_path, uint64_t work_bytes) {
   auto ask = [&fs, path = std::move(lock_path)] { return fs.is_locked(path); };
-  if (fs.is_locked_slow()) {
+  if (fs.is_locked_slow() && work_bytes >= kBesideBytes) {
     try {
       answer_ = std::async(std::launch::async, ask).share();
       return;

@@ -105,8 +105,6 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     return Status(Errc::not_a_log, path + ": not a directory or segment file").at(path);
   }
   out.dir = dir;
-  // Asked beside the walk: the walk needs the answer only at a torn tail.
-  const LockProbe writer = lock_is_ours ? LockProbe() : LockProbe(fs, path_join(dir, std::string(kLockName)));
 
   // Headers and slots of every segment.
   std::vector<Loaded> segs;
@@ -172,6 +170,9 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
 
   uint64_t total = 0;
   for (const auto& l : segs) total += l.length;
+  // Asked beside the walk: the walk needs the answer only at a torn tail.
+  const LockProbe writer =
+      lock_is_ours ? LockProbe() : LockProbe(fs, path_join(dir, std::string(kLockName)), total);
   bool have_prev = false;
   LostRuns lost;
   uint64_t lost_total = 0;

@@ -1,5 +1,6 @@
 // LockProbe (src/lock_probe.h): whether a writer holds the LOCK, asked on a
-// thread of its own only when the Fs says the question may block.
+// thread of its own only when the Fs says the question may block and the
+// work beside it is long enough to hide it.
 #include <doctest/doctest.h>
 
 #include <thread>
@@ -40,7 +41,7 @@ TEST_CASE("lock probe: a quick Fs is asked once, on the thread that wants the an
   auto lock = mem.lock("/d/LOCK");
   REQUIRE(lock.is_ok());
   WatchFs fs(mem, false);
-  const LockProbe probe(fs, "/d/LOCK");
+  const LockProbe probe(fs, "/d/LOCK", LockProbe::kBesideBytes);
   CHECK(fs.asks == 0);  // nothing asked before the answer is wanted
   CHECK(probe.held());
   CHECK(probe.held());
@@ -48,14 +49,27 @@ TEST_CASE("lock probe: a quick Fs is asked once, on the thread that wants the an
   CHECK(fs.asker == std::this_thread::get_id());
 }
 
-TEST_CASE("lock probe: a slow Fs is asked on a thread of its own, and its answer is the Fs's") {
+TEST_CASE("lock probe: a slow Fs is asked on a thread of its own beside long work, and its answer is the Fs's") {
   MemFs mem;
   REQUIRE(mem.mkdir("/d").is_ok());
   WatchFs fs(mem, true);
-  const LockProbe probe(fs, "/d/LOCK");
+  const LockProbe probe(fs, "/d/LOCK", LockProbe::kBesideBytes);
   CHECK_FALSE(probe.held());
   CHECK(fs.asks == 1);
   CHECK(fs.asker != std::this_thread::get_id());
+}
+
+TEST_CASE("lock probe: beside short work even a slow Fs is asked on the thread that wants the answer") {
+  MemFs mem;
+  REQUIRE(mem.mkdir("/d").is_ok());
+  auto lock = mem.lock("/d/LOCK");
+  REQUIRE(lock.is_ok());
+  WatchFs fs(mem, true);
+  const LockProbe probe(fs, "/d/LOCK", LockProbe::kBesideBytes - 1);
+  CHECK(fs.asks == 0);
+  CHECK(probe.held());
+  CHECK(fs.asks == 1);
+  CHECK(fs.asker == std::this_thread::get_id());
 }
 
 TEST_CASE("lock probe: the real file system says its lock question may block, the memory one says not") {
