@@ -257,8 +257,9 @@ int cat_dir(const CatOptions& o, const Global& g, Printer& p) {
 }
 
 int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper) {
-  // Without inotify, a look every poll_ms; the watch starts before the
-  // first look, so no change after it is missed.
+  // Without inotify, a look every poll_ms; a watch starts before a look
+  // (before the log's first with -F, before the first wait with -f), so no
+  // change after it is missed.
   DirWatch watch(o.poll_ms);
   std::unique_ptr<Log> log;
   if (o.follow_retry) {
@@ -266,9 +267,12 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     watch.watch(o.dir);  // the log's own directory now; look again after it
     if (Status st = log->refresh(); !st.is_ok()) fail(st, o.dir);
   } else {
-    if (o.follow) watch.watch(o.dir);
     log = open_read_or_fail(o.dir, /*background_tail=*/!o.follow);
   }
+  // A follower watches from its first wait (below): one whose records are
+  // all there already never makes a watch, whose close waits for the
+  // kernel's grace period (10-20 ms here).
+  bool watching = o.follow_retry;
   Range r = resolve(o, log->first_sequence(), [&] { return log->next_sequence(); });
   // Only a start past the first record can lie past the end: the end is
   // asked for (which waits for a background walk) only then.
@@ -371,7 +375,13 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     keeper.save();
     if (!reaped) {
       check_interrupted();
-      if (!watch.wait()) check_interrupted();
+      if (!watching) {
+        // Watch first, then look again: a change in between wakes the next wait.
+        watching = true;
+        watch.watch(o.dir);
+      } else if (!watch.wait()) {
+        check_interrupted();
+      }
     }
     Status st = log->refresh();
     if (!st.is_ok()) fail(st, o.dir);
