@@ -228,7 +228,8 @@ bool ControlService::pending() {
   if (::poll(&p, 1, 0) <= 0) return false;
   if (!start_thread()) {
     warn(g_, path_, std::nullopt,
-         fmt::format("thread: {}; no control socket (maintenance commands wait for the lock)",
+         fmt::format("cannot start its thread: {}; no control socket (maintenance commands wait "
+                     "for the lock)",
                      std::strerror(errno)));
     off_ = true;
     {

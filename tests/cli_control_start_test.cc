@@ -5,7 +5,7 @@
 // tests wait on what they can observe (records a reader sees, the
 // process's state in /proc), never on a clock.
 #include <doctest/doctest.h>
-#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,23 +33,6 @@ size_t threads_of(pid_t pid) {
     n++;
   }
   return n;
-}
-
-// The state letter of /proc/PID/stat (R, S, T, ...).
-char state_of(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');  // the command name may hold spaces
-  return close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
-}
-
-bool wait_stopped(pid_t pid) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
-  while (std::chrono::steady_clock::now() < until) {
-    if (state_of(pid) == 'T') return true;
-    std::this_thread::yield();
-  }
-  return false;
 }
 
 void send_line(int fd, const std::string& line) {
@@ -92,16 +75,15 @@ TEST_CASE("a request queued before the holder's service ever ran is told to retr
   c.write("b\n");
   REQUIRE(wait_visible(d, 2));
   REQUIRE(threads_of(c.pid()) == 1);
-  // Stopped, the holder cannot notice the client: the kernel queues the
-  // connection and the request, and the end of the input is there at once
-  // when it goes on.
-  REQUIRE(::kill(c.pid(), SIGSTOP) == 0);
-  REQUIRE(wait_stopped(c.pid()));
+  // Stopped in its wait for input, the holder cannot notice the client: the
+  // kernel queues the connection and the request, and the end of the input
+  // is there at once when it goes on.
+  c.pause_between_looks();
   int fd = try_connect(d);
   REQUIRE(fd >= 0);
   send_line(fd, R"({"v":1,"op":"roll"})");
   c.close_stdin();
-  REQUIRE(::kill(c.pid(), SIGCONT) == 0);
+  c.resume();
   json j = json::parse(read_reply_line(fd));
   ::close(fd);
   CHECK(j["error"]["code"] == "stopping");
@@ -109,4 +91,40 @@ TEST_CASE("a request queued before the holder's service ever ran is told to retr
   CHECK(c.wait_exit() == 0);
   CHECK(segments_of(d) == 1);  // the roll did not run
   CHECK(run_alog("cat " + shq(d)).out == "a\nb\n");
+}
+
+TEST_CASE("when no thread can be had for the first client, it is told to retry and the append goes on without the socket, saying so") {
+  TempDir t;
+  std::string d = t / "log";
+  REQUIRE(run_alog("append -q " + shq(d), "a\n").exit_code == 0);
+  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
+  c.write("b\n");
+  REQUIRE(wait_visible(d, 2));
+  // An address-space limit 4 MiB above what the holder maps now: room for
+  // its small allocations, none for a thread's 8 MiB stack.
+  std::string status = read_file("/proc/" + std::to_string(c.pid()) + "/status");
+  size_t at = status.find("VmSize:");
+  REQUIRE(at != std::string::npos);
+  const rlim_t kib = std::stoull(status.substr(at + 7));
+  struct rlimit lim = {(kib + 4096) * 1024, RLIM_INFINITY};
+  REQUIRE(::prlimit(c.pid(), RLIMIT_AS, &lim, nullptr) == 0);
+  // The request whole before the holder sees the client (it answers at once).
+  c.pause_between_looks();
+  int fd = connect_when_listening(d);
+  send_line(fd, R"({"v":1,"op":"roll"})");
+  c.resume();
+  json j = json::parse(read_reply_line(fd));
+  ::close(fd);
+  CHECK(j["error"]["code"] == "stopping");
+  CHECK(j["retry"] == true);
+  c.write("c\n");
+  REQUIRE(wait_visible(d, 3));
+  CHECK_FALSE(std::filesystem::exists(sock_of(d)));  // later clients wait for the lock
+  c.close_stdin();
+  CHECK(c.wait_exit() == 0);
+  const std::string err = c.rest(1);
+  CHECK(err.find(sock_of(d) + ": warning: cannot start its thread: ") != std::string::npos);
+  CHECK(err.find("; no control socket (maintenance commands wait for the lock)") != std::string::npos);
+  CHECK(segments_of(d) == 1);
+  CHECK(run_alog("cat " + shq(d)).out == "a\nb\nc\n");
 }
