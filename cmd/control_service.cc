@@ -232,10 +232,7 @@ bool ControlService::pending() {
                      "for the lock)",
                      std::strerror(errno)));
     off_ = true;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_flag_ = true;
-    }
+    signal_stop();
     answer_queued();
     remove_socket();  // later clients find no holder to ask and wait for the lock
     close_fd(listen_);
@@ -243,9 +240,17 @@ bool ControlService::pending() {
   return false;
 }
 
-void ControlService::answer_queued() {
+void ControlService::signal_stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_flag_ = true;
+  }
+  cv_.notify_all();
   char c = 1;
   (void)!::write(stop_[1], &c, 1);
+}
+
+void ControlService::answer_queued() {
   int conn;
   while ((conn = ::accept4(listen_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
     handle(conn);
@@ -254,16 +259,8 @@ void ControlService::answer_queued() {
 }
 
 ControlService::~ControlService() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stop_flag_ = true;
-  }
-  if (thread_.joinable()) {
-    cv_.notify_all();
-    char c = 1;
-    (void)!::write(stop_[1], &c, 1);
-    thread_.join();
-  }
+  signal_stop();
+  if (thread_.joinable()) thread_.join();
   if (listen_ >= 0) {
     answer_queued();  // those the thread did not take (or no thread ever ran)
     remove_socket();

@@ -70,8 +70,10 @@ class ControlService {
   // The thread, with every signal blocked in it (they stay with the append
   // loop); false when none could be had (errno set).
   bool start_thread();
-  // Without a thread: each connection queued so far answered as the thread
-  // answers it when the holder stops.
+  // Tells the thread (and handle()) that the holder stops.
+  void signal_stop();
+  // After signal_stop(), without a thread: each connection queued so far
+  // answered as the thread answers it when the holder stops.
   void answer_queued();
   void loop();
   void handle(int conn);
