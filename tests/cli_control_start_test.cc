@@ -40,40 +40,47 @@ void send_line(int fd, const std::string& line) {
   REQUIRE(::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size()));
 }
 
+// The reply on fd, which is closed then.
+json reply_of(int fd) {
+  json j = json::parse(read_reply_line(fd));
+  ::close(fd);
+  return j;
+}
+
 size_t segments_of(const std::string& dir) {
   auto log = alog::Log::open_read(dir);
   REQUIRE(log.is_ok());
   return (*log)->segments().size();
 }
 
-}  // namespace
-
-TEST_CASE("an append that no client reaches runs on one thread, and the first client to connect is served") {
+// A log of one record, "a", and an append holding it in its loop: "b" went
+// in through it and a reader sees it (the socket listens from before the loop).
+struct LiveAppend {
   TempDir t;
   std::string d = t / "log";
-  REQUIRE(run_alog("append -q " + shq(d), "a\n").exit_code == 0);
-  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
-  c.write("b\n");
-  REQUIRE(wait_visible(d, 2));  // in its loop: the socket listens from before it
+  bool made = run_alog("append -q " + shq(d), "a\n").exit_code == 0;
+  Child c{{"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe};
+  LiveAppend() {
+    REQUIRE(made);
+    c.write("b\n");
+    REQUIRE(wait_visible(d, 2));
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(LiveAppend, "an append that no client reaches runs on one thread, and the first client to connect is served") {
   CHECK(threads_of(c.pid()) == 1);
   int fd = connect_when_listening(d);
   send_line(fd, R"({"v":1,"op":"roll"})");
-  json j = json::parse(read_reply_line(fd));
-  ::close(fd);
-  CHECK(j["exit"] == 0);
+  CHECK(reply_of(fd)["exit"] == 0);
   CHECK(segments_of(d) == 2);
   c.close_stdin();
   CHECK(c.wait_exit() == 0);
   CHECK(run_alog("cat " + shq(d)).out == "a\nb\n");
 }
 
-TEST_CASE("a request queued before the holder's service ever ran is told to retry when the append ends") {
-  TempDir t;
-  std::string d = t / "log";
-  REQUIRE(run_alog("append -q " + shq(d), "a\n").exit_code == 0);
-  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
-  c.write("b\n");
-  REQUIRE(wait_visible(d, 2));
+TEST_CASE_FIXTURE(LiveAppend, "a request queued before the holder's service ever ran is told to retry when the append ends") {
   REQUIRE(threads_of(c.pid()) == 1);
   // Stopped in its wait for input, the holder cannot notice the client: the
   // kernel queues the connection and the request, and the end of the input
@@ -84,8 +91,7 @@ TEST_CASE("a request queued before the holder's service ever ran is told to retr
   send_line(fd, R"({"v":1,"op":"roll"})");
   c.close_stdin();
   c.resume();
-  json j = json::parse(read_reply_line(fd));
-  ::close(fd);
+  json j = reply_of(fd);
   CHECK(j["error"]["code"] == "stopping");
   CHECK(j["retry"] == true);
   CHECK(c.wait_exit() == 0);
@@ -93,13 +99,7 @@ TEST_CASE("a request queued before the holder's service ever ran is told to retr
   CHECK(run_alog("cat " + shq(d)).out == "a\nb\n");
 }
 
-TEST_CASE("when no thread can be had for the first client, it is told to retry and the append goes on without the socket, saying so") {
-  TempDir t;
-  std::string d = t / "log";
-  REQUIRE(run_alog("append -q " + shq(d), "a\n").exit_code == 0);
-  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
-  c.write("b\n");
-  REQUIRE(wait_visible(d, 2));
+TEST_CASE_FIXTURE(LiveAppend, "when no thread can be had for the first client, it is told to retry and the append goes on without the socket, saying so") {
   // An address-space limit 4 MiB above what the holder maps now: room for
   // its small allocations, none for a thread's 8 MiB stack.
   std::string status = read_file("/proc/" + std::to_string(c.pid()) + "/status");
@@ -113,8 +113,7 @@ TEST_CASE("when no thread can be had for the first client, it is told to retry a
   int fd = connect_when_listening(d);
   send_line(fd, R"({"v":1,"op":"roll"})");
   c.resume();
-  json j = json::parse(read_reply_line(fd));
-  ::close(fd);
+  json j = reply_of(fd);
   CHECK(j["error"]["code"] == "stopping");
   CHECK(j["retry"] == true);
   c.write("c\n");
