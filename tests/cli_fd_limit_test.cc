@@ -1,0 +1,75 @@
+// alog under a low descriptor limit (ulimit -n): every limit from the
+// smallest at which the tool starts at all to one with room to spare. Each
+// append either fails with one line naming what it could not open, exit
+// status 8, changing nothing, or appends its record; where the limit
+// leaves no room for the control socket (its socket or its pipes) the
+// append goes on without it and says so. No limit is hard-coded: the
+// descriptors this process passes on, and what the sanitizers open, move
+// the counts.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "cli_util.h"
+
+using namespace alog::test;
+using namespace alog::test::cli;
+
+namespace {
+
+// UBSan's checks test whether memory is readable through a pipe of their
+// own, which a process out of descriptors cannot make: they then report
+// every object as invalid. The limit is exercised in the other builds.
+bool ubsan_build() { return std::string(ALOG_TEST_SANITIZE).find("undefined") != std::string::npos; }
+
+RunResult run_limited(int n, const std::string& args, const std::string& in = {}) {
+  return run("ulimit -n " + std::to_string(n) + " && exec " + alog_cli() + " " + args, in);
+}
+
+}  // namespace
+
+TEST_CASE("under any descriptor limit append fails with one line and changes nothing, or appends, without the control socket when it has no room" *
+          doctest::skip(ubsan_build())) {
+  TempDir t;
+  std::string d = t / "log";
+  REQUIRE(run_alog("append -q " + shq(d), "r0\n").exit_code == 0);
+  // The smallest limit at which the tool runs at all (the dynamic loader
+  // needs descriptors of its own).
+  int floor = 3;
+  while (floor < 64 && run_limited(floor, "--version").exit_code != 0) floor++;
+  REQUIRE(floor < 64);
+  std::string expect = "r0\n";
+  std::set<std::string> without;  // what the warnings said was missing
+  int appended = 0, failed = 0;
+  RunResult last;
+  for (int n = floor; n <= floor + 40; n++) {
+    const std::string rec = "r" + std::to_string(n) + "\n";
+    last = run_limited(n, "append " + shq(d), rec);
+    INFO("ulimit -n " << n << ": exit " << last.exit_code << ", stderr: " << last.err);
+    if (last.exit_code == 8) {
+      failed++;
+      check_one_line_error(last, d);
+      CHECK(last.err.find("Too many open files") != std::string::npos);
+      continue;
+    }
+    REQUIRE(last.exit_code == 0);
+    appended++;
+    expect += rec;
+    if (last.err.empty()) continue;
+    CHECK(count_lines(last.err) == 1);
+    const std::string tail = ": Too many open files; no control socket (maintenance commands wait for the lock)\n";
+    REQUIRE(last.err.size() > tail.size());
+    CHECK(last.err.compare(last.err.size() - tail.size(), tail.size(), tail) == 0);
+    const std::string head = "alog: " + d + "/control.sock: warning: ";
+    REQUIRE(last.err.rfind(head, 0) == 0);
+    without.insert(last.err.substr(head.size(), last.err.find(':', head.size()) - head.size()));
+  }
+  CHECK(failed > 0);
+  CHECK(without == std::set<std::string>{"pipe", "socket"});
+  CHECK(last.exit_code == 0);
+  CHECK(last.err.empty());  // room to spare at the end
+  CHECK(run_alog("cat " + shq(d)).out == expect);
+  CHECK(appended == int(count_lines(expect)) - 1);
+  CHECK(run_alog("verify -q " + shq(d)).exit_code == 0);
+}
