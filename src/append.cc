@@ -36,7 +36,7 @@ Status LogImpl::create_segment(uint64_t start, SegmentPtr* out) {
   auto v = view();
   uint64_t created = now_ms();
   if (!v->empty()) created = std::max(created, v->back()->header().created_at_ms);
-  ALOG_ASSIGN(auto f, fs_->open(path_join(dir_, segment_name(start) + ".tmp"), OpenMode::create_trunc));
+  ALOG_ASSIGN(auto f, open_shedding(*fs_, path_join(dir_, segment_name(start) + ".tmp"), OpenMode::create_trunc));
   return install_segment(std::move(f), SegmentHeader{start, created, 1}, kEmptySegmentSize, out);
 }
 
@@ -53,7 +53,7 @@ Status LogImpl::recycle_oldest(uint64_t start, SegmentPtr* out) {
   uint64_t created = std::max(now_ms(), v->back()->header().created_at_ms);
   uint16_t gen = old->generation() == 65535 ? 1 : static_cast<uint16_t>(old->generation() + 1);
   // The same inode, with the old frames (of the old generation) behind the new EOF.
-  ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::read_write));
+  ALOG_ASSIGN(auto f, open_shedding(*fs_, tmp, OpenMode::read_write));
   return install_segment(std::move(f), SegmentHeader{start, created, gen}, old->file_length(), out);
 }
 

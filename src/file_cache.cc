@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <cerrno>
+
 #include <algorithm>
 
 #include "alog/format.h"
@@ -14,7 +16,7 @@ FileCache& FileCache::shared() {
     size_t soft = 1024;
     if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY) soft = size_t(r.rlim_cur);
     else if (r.rlim_cur == RLIM_INFINITY) soft = 8192;
-    return std::clamp<size_t>(soft / 2, 16, 4096);
+    return std::clamp<size_t>(soft / 2, 4, 4096);
   }());
   return cache;
 }
@@ -35,13 +37,53 @@ size_t FileCache::open_count() const {
   return lru_.size();
 }
 
+bool FileCache::closable(const CachedFile* f, const CachedFile* keep) {
+  return f != keep && f->writes_ <= f->synced_writes_ && f->fixed_;
+}
+
 void FileCache::evict(const CachedFile* keep) {
   for (auto it = lru_.end(); lru_.size() > capacity_ && it != lru_.begin();) {
     --it;
     CachedFile* f = *it;
-    if (f == keep || f->writes_ > f->synced_writes_ || !f->fixed_) continue;
+    if (!closable(f, keep)) continue;
     f->open_.reset();  // closes once calls in flight on it return
     it = lru_.erase(it);
+  }
+}
+
+bool FileCache::shed_locked(const CachedFile* keep) {
+  for (auto it = lru_.end(); it != lru_.begin();) {
+    --it;
+    CachedFile* f = *it;
+    if (!closable(f, keep)) continue;
+    f->open_.reset();
+    lru_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+bool FileCache::shed() {
+  std::lock_guard<std::mutex> g(mu_);
+  return shed_locked(nullptr);
+}
+
+Result<std::unique_ptr<File>> FileCache::open_locked(CachedFile& f) {
+  while (true) {
+    auto opened = f.fs_.open(f.path_, f.mode_);
+    if (opened.is_ok() || !out_of_descriptors(opened.status()) || !shed_locked(&f)) return opened;
+  }
+}
+
+bool out_of_descriptors(const Status& st) {
+  return st.code() == Errc::io && (st.sys_errno() == EMFILE || st.sys_errno() == ENFILE);
+}
+
+Result<std::unique_ptr<File>> open_shedding(Fs& fs, const std::string& path, OpenMode mode,
+                                            FileCache& cache) {
+  while (true) {
+    auto opened = fs.open(path, mode);
+    if (opened.is_ok() || !out_of_descriptors(opened.status()) || !cache.shed()) return opened;
   }
 }
 
@@ -56,7 +98,7 @@ void FileCache::adopt(CachedFile& f, std::shared_ptr<File> open) {
 Result<std::shared_ptr<File>> FileCache::acquire(CachedFile& f, bool write) {
   std::lock_guard<std::mutex> g(mu_);
   if (!f.open_) {
-    auto opened = f.fs_.open(f.path_, f.mode_);
+    auto opened = open_locked(f);
     if (!opened.is_ok()) {
       if (opened.status().is(Errc::not_found))
         return Status(Errc::segment_reaped, f.path_ + ": segment file was removed").at(f.path_);

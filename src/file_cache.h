@@ -1,8 +1,10 @@
 // A bounded cache of open segment files, so that a log of 100,000 segments
 // opens under `ulimit -n 1024`: each segment holds a CachedFile, which keeps
 // its descriptor only while it is among the most recently used (capacity:
-// half the soft RLIMIT_NOFILE, between 16 and 4096, for the whole process)
-// and opens the file again by name when it is needed after that.
+// half the soft RLIMIT_NOFILE, between 4 and 4096, for the whole process)
+// and opens the file again by name when it is needed after that. When an
+// open finds the process out of descriptors anyway, the cache closes its
+// least recently used ones until it succeeds (open_shedding).
 //
 // A file opened again must be the same segment: its bytes 0-63 (the fixed
 // header, which only a recycle rewrites) must be what they were, else the
@@ -36,6 +38,10 @@ class FileCache {
   size_t capacity() const;
   // Descriptors held now.
   size_t open_count() const;
+  // Closes the least recently used descriptor it may close (none with
+  // unsynced writes); false when there is none. For a process out of
+  // descriptors (open_shedding).
+  bool shed();
 
  private:
   friend class CachedFile;
@@ -45,7 +51,14 @@ class FileCache {
   void wrote(CachedFile& f);  // a write acquire(write=true) began has returned
   void synced(CachedFile& f, uint64_t writes);
   void forget(CachedFile& f);
+  // Whether f's descriptor may be closed now (it is opened again by name
+  // when needed): not with writes no datasync has covered yet, nor without
+  // the header bytes that tell the same segment again; never keep's.
+  static bool closable(const CachedFile* f, const CachedFile* keep);
   void evict(const CachedFile* keep);  // with mu_ held
+  bool shed_locked(const CachedFile* keep);
+  // fs.open of f's file, shedding on EMFILE/ENFILE (mu_ held).
+  Result<std::unique_ptr<File>> open_locked(CachedFile& f);
 
   mutable std::mutex mu_;
   size_t capacity_;
@@ -87,6 +100,15 @@ class CachedFile final : public File {
   // two), read under it by datasync.
   std::atomic<uint64_t> in_flight_{0};
 };
+
+// Whether st is an open that failed for want of descriptors (EMFILE, ENFILE).
+bool out_of_descriptors(const Status& st);
+
+// fs.open(path, mode); when the process (or system) is out of descriptors,
+// again after each one the cache can close, so that a log of more segments
+// than the descriptor limit allows open at once still opens and reads.
+Result<std::unique_ptr<File>> open_shedding(Fs& fs, const std::string& path, OpenMode mode,
+                                            FileCache& cache = FileCache::shared());
 
 // Wraps a segment file just opened (or created) at `path` in a CachedFile,
 // reading its first 64 bytes (a read error there is for the caller's own

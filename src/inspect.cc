@@ -3,6 +3,7 @@
 #include "alog/inspect.h"
 
 #include "frame_reader.h"
+#include "file_cache.h"
 
 namespace alog::inspect {
 
@@ -12,7 +13,7 @@ Result<Segment> open_segment(const std::string& path, Fs* fs) {
   Fs& f = fs ? *fs : posix_fs();
   Segment s;
   s.path = path;
-  ALOG_ASSIGN(auto file, f.open(path, OpenMode::read));
+  ALOG_ASSIGN(auto file, detail::open_shedding(f, path, OpenMode::read));
   s.file = std::move(file);
   ALOG_ASSIGN(s.length, s.file->size());
   ALOG_ASSIGN(size_t got, s.file->pread(s.raw, kHeaderSize, 0));

@@ -115,7 +115,7 @@ Status finish_slots(Segment& seg) {
 Status LogImpl::open_segment(const std::string& name, SegmentPtr* out, Status* damage) {
   std::string path = path_join(dir_, name);
   const OpenMode mode = writable_ ? OpenMode::read_write : OpenMode::read;
-  ALOG_ASSIGN(auto f, fs_->open(path, mode));
+  ALOG_ASSIGN(auto f, open_shedding(*fs_, path, mode));
   uint8_t hdr[kHeaderSize];
   ALOG_ASSIGN(size_t got, f->pread(hdr, kHeaderSize, 0));
   std::shared_ptr<File> file = cache_segment_file(*fs_, path, mode, std::move(f), hdr, got);

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "alog/format.h"
+#include "file_cache.h"
 
 namespace alog::detail {
 namespace {
@@ -65,7 +66,7 @@ Result<std::unique_ptr<File>> create_new(Fs& fs, const std::string& dir, const s
   Status last;
   for (int tries = 0; tries < 8; tries++) {
     *stem = base + "." + random_suffix();
-    auto f = fs.open(path_join(lost_found(dir), *stem + ext), OpenMode::create_excl);
+    auto f = open_shedding(fs, path_join(lost_found(dir), *stem + ext), OpenMode::create_excl);
     if (f.is_ok() || f.status().sys_errno() != EEXIST) return f;
     last = f.status();
   }
@@ -101,7 +102,7 @@ Status write_manifest(Fs& fs, const std::string& dir, const std::string& stem,
                   "}\n";
   const std::string path = path_join(lost_found(dir), stem + ".json");
   if (!f) {
-    ALOG_ASSIGN(f, fs.open(path, OpenMode::create_excl));
+    ALOG_ASSIGN(f, open_shedding(fs, path, OpenMode::create_excl));
   }
   Status st = f->pwrite(m.data(), m.size(), 0);
   if (st.is_ok()) st = f->datasync();

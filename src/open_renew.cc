@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "log_impl.h"
+#include "file_cache.h"
 
 namespace alog {
 
@@ -29,7 +30,7 @@ std::optional<uint64_t> LogImpl::leftover_origin(const std::string& name) {
   // The segment name this file had before a truncate_before (NAME.seg.del)
   // or a recycle (NEW.seg.tmp, the old header still there) renamed it.
   if (name.ends_with(kDelSuffix)) return parse_segment_name(name.substr(0, name.size() - 4));
-  auto f = fs_->open(path_join(dir_, name), OpenMode::read);
+  auto f = open_shedding(*fs_, path_join(dir_, name), OpenMode::read);
   if (!f.is_ok()) return std::nullopt;
   uint8_t hdr[kFixedSize];
   SegmentHeader h;
@@ -57,7 +58,7 @@ Status LogImpl::remove_older_leftover(const std::string& name, uint64_t was, uin
   Slot a = new_segment_slot(was);
   a.first_sequence = a.synced_sequence = oldest;
   encode_slot(a, buf + kFixedSize);
-  ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::create_trunc));
+  ALOG_ASSIGN(auto f, open_shedding(*fs_, tmp, OpenMode::create_trunc));
   ALOG_TRY(f->pwrite(buf, sizeof buf, 0));
   ALOG_TRY(f->datasync());
   ALOG_TRY(fs_->rename(tmp, seg));
@@ -88,7 +89,7 @@ Result<bool> LogImpl::reuse_removed_next() {
   ALOG_TRY(sync_active(/*sync_slot=*/true, /*seal=*/true));
   const std::string tmp = path_join(dir_, segment_name(start) + ".tmp");
   ALOG_TRY(fs_->rename(del, tmp));
-  ALOG_ASSIGN(auto f, fs_->open(tmp, OpenMode::read_write));
+  ALOG_ASSIGN(auto f, open_shedding(*fs_, tmp, OpenMode::read_write));
   ALOG_TRY(f->truncate(0));  // no stale frames: a fresh file of generation 1
   uint64_t created = std::max(now_ms(), v->back()->header().created_at_ms);
   SegmentPtr seg;
@@ -113,7 +114,7 @@ Status LogImpl::renew_empty_active() {
   if (tail_.offset != kHeaderSize) return {};
   SegmentHeader h = seg->header();
   h.created_at_ms = std::max(now_ms(), h.created_at_ms);  // a new incarnation of the file
-  ALOG_ASSIGN(auto f, fs_->open(path_join(dir_, segment_name(h.start_sequence) + ".tmp"), OpenMode::create_trunc));
+  ALOG_ASSIGN(auto f, open_shedding(*fs_, path_join(dir_, segment_name(h.start_sequence) + ".tmp"), OpenMode::create_trunc));
   SegmentPtr fresh;
   ALOG_TRY(install_segment(std::move(f), h, kEmptySegmentSize, &fresh));
   SegmentList list(v->begin(), v->end());

@@ -8,6 +8,7 @@
 #include "alog/crc32c.h"
 #include "alog/format.h"
 #include "verify_internal.h"
+#include "file_cache.h"
 
 namespace alog::detail {
 
@@ -72,7 +73,7 @@ void fill_problem_ranges(VerifyDetail& d, Fs& fs) {
         p.last_seq = start_of(d.segments[i + 1]) - 1;
       if (p.kind == "segment_header" && p.expected.empty()) {
         uint8_t h[kFixedSize];
-        auto f = fs.open(path_join(d.dir, sd.name), OpenMode::read);
+        auto f = open_shedding(fs, path_join(d.dir, sd.name), OpenMode::read);
         if (f.is_ok()) {
           auto got = (*f)->pread(h, kFixedSize, 0);
           if (got.is_ok() && *got == kFixedSize) header_values(h, p);

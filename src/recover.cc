@@ -14,6 +14,7 @@
 #include "recover_plan.h"
 #include "salvage.h"
 #include "verify_internal.h"
+#include "file_cache.h"
 
 namespace alog {
 
@@ -65,7 +66,7 @@ void add_salvage_actions(const SalvagePlan& plan, RecoverReport& rep) {
 // The cut of a torn tail at B inside the active segment (bytes after B already
 // saved): FORMAT.md "Cutting at a boundary B".
 Status cut_segment(const Ctx& c, const SegmentDetail& sd, const WalkState& b) {
-  ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
+  ALOG_ASSIGN(auto f, open_shedding(c.fs, path_join(c.dir, sd.name), OpenMode::read_write));
   ALOG_TRY(f->truncate(b.offset));
   uint8_t frames[2 * kFrameHeaderSize];
   size_t n = encode_end(b.crc, b.pending, sd.generation, b.open_batch, frames);
@@ -81,11 +82,11 @@ Status carry_out(const Ctx& c, const VerifyDetail& d, const PlanStep& s, Recover
     case StepKind::cut:
     case StepKind::trim: {
       {
-        ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read));
+        ALOG_ASSIGN(auto f, open_shedding(c.fs, path_join(c.dir, sd.name), OpenMode::read));
         ALOG_ASSIGN(a.saved_to, save_tail(c.fs, c.dir, *f, sd.name, s.at.offset, s.manifest_reason, c.now()));
       }
       if (s.kind == StepKind::cut) return cut_segment(c, sd, s.at);
-      ALOG_ASSIGN(auto f, c.fs.open(path_join(c.dir, sd.name), OpenMode::read_write));
+      ALOG_ASSIGN(auto f, open_shedding(c.fs, path_join(c.dir, sd.name), OpenMode::read_write));
       ALOG_TRY(f->truncate(s.at.offset));
       return f->datasync();
     }

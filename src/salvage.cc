@@ -9,6 +9,7 @@
 
 #include "alog/crc32c.h"
 #include "lost_found.h"
+#include "file_cache.h"
 
 namespace alog::detail {
 
@@ -56,7 +57,7 @@ std::optional<uint16_t> generation_from_frames(File& f, uint64_t length, const S
 Result<uint64_t> created_after(Fs& fs, const std::string& dir, const VerifyDetail& d, size_t i,
                                uint64_t now_ms) {
   for (size_t j = i + 1; j < d.segments.size(); j++) {
-    ALOG_ASSIGN(auto f, fs.open(path_join(dir, d.segments[j].name), OpenMode::read));
+    ALOG_ASSIGN(auto f, open_shedding(fs, path_join(dir, d.segments[j].name), OpenMode::read));
     uint8_t hdr[kFixedSize];
     ALOG_ASSIGN(size_t got, SectorReader(*f).pread(hdr, kFixedSize, 0));  // unreadable: zeros
     SegmentHeader h;
@@ -88,7 +89,7 @@ Result<SalvagePlan> plan_salvage(Fs& fs, const std::string& dir, const VerifyDet
       order.push_back({sd.name, sr.start_sequence, sr.next_sequence, sr.created_at_ms, false});
       continue;
     }
-    ALOG_ASSIGN(auto raw, fs.open(path_join(dir, sd.name), OpenMode::read));
+    ALOG_ASSIGN(auto raw, open_shedding(fs, path_join(dir, sd.name), OpenMode::read));
     SectorReader reader(*raw);  // step 4: a read error is damage over its sectors
     SectorReader* file = &reader;
     ALOG_ASSIGN(uint64_t length, file->size());
@@ -343,10 +344,10 @@ Result<std::vector<std::string>> apply_salvage(Fs& fs, const std::string& dir,
     if (Status st = fs.unlink(tmp); !st.is_ok() && !st.is(Errc::not_found)) return st;
     std::unique_ptr<File> orig;
     if (!s.create) {
-      ALOG_ASSIGN(orig, fs.open(path, OpenMode::read));
+      ALOG_ASSIGN(orig, open_shedding(fs, path, OpenMode::read));
     }
     {
-      ALOG_ASSIGN(auto out, fs.open(tmp, OpenMode::create_excl));
+      ALOG_ASSIGN(auto out, open_shedding(fs, tmp, OpenMode::create_excl));
       ALOG_TRY(write_rebuild(*out, orig.get(), s, stride));
       ALOG_TRY(out->datasync());
     }

@@ -3,6 +3,7 @@
 // for the rest, from the same plan a salvage would carry out.
 #include "frame_reader.h"
 #include "salvage.h"
+#include "file_cache.h"
 
 namespace alog::detail {
 
@@ -38,7 +39,7 @@ Status salvage_read(Fs& fs, const std::string& dir, const VerifyDetail& d, const
   auto emit_planned = [&](const SegmentSalvage& s) -> Status {
     std::unique_ptr<File> f;
     if (!s.create) {
-      ALOG_ASSIGN(f, fs.open(path_join(dir, s.file), OpenMode::read));
+      ALOG_ASSIGN(f, open_shedding(fs, path_join(dir, s.file), OpenMode::read));
     }
     std::string buf;
     auto kept = std::lower_bound(s.records.begin(), s.records.end(), s.first_sequence,
@@ -68,7 +69,7 @@ Status salvage_read(Fs& fs, const std::string& dir, const VerifyDetail& d, const
       continue;
     }
     if (!sd.header_ok) continue;  // not planned: salvage refused (the caller says so)
-    ALOG_ASSIGN(auto f, fs.open(path_join(dir, sd.name), OpenMode::read));
+    ALOG_ASSIGN(auto f, open_shedding(fs, path_join(dir, sd.name), OpenMode::read));
     ALOG_TRY(walk_clean(*f, sr.file_length, sd, sr.next_sequence, fn));
   }
   while (k < plan.segments.size()) ALOG_TRY(emit_planned(plan.segments[k++]));

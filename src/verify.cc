@@ -113,7 +113,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     l.name = n;
     l.name_start = parse_segment_name(n).value_or(0);
     std::string p = path_join(dir, n);
-    ALOG_ASSIGN(auto f, fs.open(p, OpenMode::read));
+    ALOG_ASSIGN(auto f, open_shedding(fs, p, OpenMode::read));
     l.file = cache_segment_file(fs, p, OpenMode::read, std::move(f));
     ALOG_ASSIGN(l.length, l.file->size());
     uint8_t hdr[kHeaderSize];

@@ -73,3 +73,38 @@ TEST_CASE("under any descriptor limit append fails with one line and changes not
   CHECK(appended == int(count_lines(expect)) - 1);
   CHECK(run_alog("verify -q " + shq(d)).exit_code == 0);
 }
+
+TEST_CASE("under any descriptor limit a read-only command prints what it prints with room, or fails with one line, and changes no byte" *
+          doctest::skip(ubsan_build())) {
+  TempDir t;
+  std::string d = t / "log";
+  std::string in;
+  for (int i = 0; i < 7000; i++) in += "record " + std::to_string(i) + "\n";
+  REQUIRE(run_alog("append -q --segment-size 4KiB " + shq(d), in).exit_code == 0);
+  const size_t segments = snapshot_tree(d).size() - 2;  // LOCK and alog.json besides
+  // Twice as many segments as a limit of 20 descriptors lets a process open.
+  REQUIRE(segments >= 40);
+  int floor = 3;
+  while (floor < 64 && run_limited(floor, "--version").exit_code != 0) floor++;
+  REQUIRE(floor < 20);
+  const auto before = snapshot_tree(d);
+  for (const std::string args : {"cat", "verify", "stats", "seek", "cat --json --from 7 --to 9"}) {
+    const std::string cmd = args == "seek" ? "seek " + shq(d) + " 5000" : args + " " + shq(d);
+    const RunResult with_room = run_alog(cmd);
+    REQUIRE(with_room.exit_code == 0);
+    for (int n = floor; n <= floor + 24; n++) {
+      const RunResult r = run_limited(n, cmd);
+      INFO(cmd << " under ulimit -n " << n << ": exit " << r.exit_code << ", stderr: " << r.err);
+      if (r.exit_code == 0 || n == 20) {
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == with_room.out);
+        CHECK(r.err == with_room.err);
+      } else {
+        CHECK(r.exit_code == 8);
+        check_one_line_error(r, d);
+        CHECK(r.err.find("Too many open files") != std::string::npos);
+      }
+    }
+  }
+  CHECK(snapshot_tree(d) == before);
+}
