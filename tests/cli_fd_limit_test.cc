@@ -27,6 +27,14 @@ RunResult run_limited(int n, const std::string& args, const std::string& in = {}
   return run("ulimit -n " + std::to_string(n) + " && exec " + alog_cli() + " " + args, in);
 }
 
+// The smallest limit at which the tool runs at all (the dynamic loader
+// needs descriptors of its own); 64 when none below it does.
+int smallest_limit() {
+  int n = 3;
+  while (n < 64 && run_limited(n, "--version").exit_code != 0) n++;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("under any descriptor limit append fails with one line and changes nothing, or appends, without the control socket when it has no room" *
@@ -34,10 +42,7 @@ TEST_CASE("under any descriptor limit append fails with one line and changes not
   TempDir t;
   std::string d = t / "log";
   REQUIRE(run_alog("append -q " + shq(d), "r0\n").exit_code == 0);
-  // The smallest limit at which the tool runs at all (the dynamic loader
-  // needs descriptors of its own).
-  int floor = 3;
-  while (floor < 64 && run_limited(floor, "--version").exit_code != 0) floor++;
+  const int floor = smallest_limit();
   REQUIRE(floor < 64);
   std::string expect = "r0\n";
   std::set<std::string> without;  // what the warnings said was missing
@@ -84,8 +89,7 @@ TEST_CASE("under any descriptor limit a read-only command prints what it prints 
   const size_t segments = snapshot_tree(d).size() - 2;  // LOCK and alog.json besides
   // Twice as many segments as a limit of 20 descriptors lets a process open.
   REQUIRE(segments >= 40);
-  int floor = 3;
-  while (floor < 64 && run_limited(floor, "--version").exit_code != 0) floor++;
+  const int floor = smallest_limit();
   REQUIRE(floor < 20);
   const auto before = snapshot_tree(d);
   for (const std::string args : {"cat", "verify", "stats", "seek", "cat --json --from 7 --to 9"}) {
