@@ -113,4 +113,14 @@ if [[ -n $big && -d $big ]]; then
 else
   info "CLI seek skipped: no big log directory given"
 fi
+# What every command pays before its work: each on a log of one record,
+# beside the tool's start alone (all through sh, whose start is in each).
+printf 'x\n' >"$work/line"
+"$alog_bin" append -q "$work/one" <"$work/line" >/dev/null
+fixed=""
+for c in "append --no-sync $work/one <$work/line" "cat $work/one" "verify $work/one" "stats $work/one" \
+  "cat -f --to 0 $work/one"; do
+  fixed+="${fixed:+, }${c%% $work*} $(ms "$(median_s 21 true "$alog_bin $c")")"
+done
+info "CLI fixed cost, a log of one record (p50 of 21): $fixed; alog --version $(ms "$(median_s 21 true "$alog_bin --version")")"
 info "CLI input: $lines lines, $input_bytes bytes; timer: $(command -v hyperfine >/dev/null && echo "hyperfine $(hyperfine --version | cut -d' ' -f2), median of $runs" || echo "date +%s%N, median of $runs")"
