@@ -120,7 +120,7 @@ printf 'x\n' >"$work/line"
 fixed=""
 for c in "append --no-sync $work/one <$work/line" "cat $work/one" "verify $work/one" "stats $work/one" \
   "cat -f --to 0 $work/one"; do
-  fixed+="${fixed:+, }${c%% $work*} $(ms "$(median_s 21 true "$alog_bin $c")")"
+  fixed+="${fixed:+, }${c%% "$work"*} $(ms "$(median_s 21 true "$alog_bin $c")")"
 done
 info "CLI fixed cost, a log of one record (p50 of 21): $fixed; alog --version $(ms "$(median_s 21 true "$alog_bin --version")")"
 info "CLI input: $lines lines, $input_bytes bytes; timer: $(command -v hyperfine >/dev/null && echo "hyperfine $(hyperfine --version | cut -d' ' -f2), median of $runs" || echo "date +%s%N, median of $runs")"
