@@ -68,23 +68,30 @@ bool FileCache::shed() {
   return shed_locked(nullptr);
 }
 
-Result<std::unique_ptr<File>> FileCache::open_locked(CachedFile& f) {
+namespace {
+
+// fs.open(path, mode), again after each shed() that closed a descriptor
+// while the open fails for want of them (EMFILE, ENFILE).
+template <class Shed>
+Result<std::unique_ptr<File>> open_retrying(Fs& fs, const std::string& path, OpenMode mode, Shed shed) {
   while (true) {
-    auto opened = f.fs_.open(f.path_, f.mode_);
-    if (opened.is_ok() || !out_of_descriptors(opened.status()) || !shed_locked(&f)) return opened;
+    auto opened = fs.open(path, mode);
+    if (opened.is_ok()) return opened;
+    const Status& st = opened.status();
+    const bool no_descriptor = st.code() == Errc::io && (st.sys_errno() == EMFILE || st.sys_errno() == ENFILE);
+    if (!no_descriptor || !shed()) return opened;
   }
 }
 
-bool out_of_descriptors(const Status& st) {
-  return st.code() == Errc::io && (st.sys_errno() == EMFILE || st.sys_errno() == ENFILE);
+}  // namespace
+
+Result<std::unique_ptr<File>> FileCache::open_locked(CachedFile& f) {
+  return open_retrying(f.fs_, f.path_, f.mode_, [&] { return shed_locked(&f); });
 }
 
 Result<std::unique_ptr<File>> open_shedding(Fs& fs, const std::string& path, OpenMode mode,
                                             FileCache& cache) {
-  while (true) {
-    auto opened = fs.open(path, mode);
-    if (opened.is_ok() || !out_of_descriptors(opened.status()) || !cache.shed()) return opened;
-  }
+  return open_retrying(fs, path, mode, [&] { return cache.shed(); });
 }
 
 void FileCache::adopt(CachedFile& f, std::shared_ptr<File> open) {

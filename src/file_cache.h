@@ -101,9 +101,6 @@ class CachedFile final : public File {
   std::atomic<uint64_t> in_flight_{0};
 };
 
-// Whether st is an open that failed for want of descriptors (EMFILE, ENFILE).
-bool out_of_descriptors(const Status& st);
-
 // fs.open(path, mode); when the process (or system) is out of descriptors,
 // again after each one the cache can close, so that a log of more segments
 // than the descriptor limit allows open at once still opens and reads.
