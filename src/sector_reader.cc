@@ -6,11 +6,7 @@
 
 namespace alog::detail {
 
-namespace {
-
 bool is_read_error(const Status& s) { return s.is(Errc::io) && s.sys_errno() == EIO; }
-
-}  // namespace
 
 Result<size_t> SectorReader::pread(void* buf, size_t n, uint64_t off) {
   auto whole = file_.pread(buf, n, off);

@@ -13,6 +13,11 @@ namespace alog::detail {
 
 inline constexpr uint64_t kSectorSize = 512;
 
+// Whether s is a read that failed on the medium (EIO): damage over its
+// sectors. Any other failure (no descriptor left, no memory, an interrupt)
+// says nothing about the file.
+bool is_read_error(const Status& s);
+
 // Bytes [offset, end) of a file.
 struct ByteRange {
   uint64_t offset = 0, end = 0;

@@ -4,7 +4,6 @@
 #include "alog/verify.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <bit>
 #include <cstring>
 
@@ -13,6 +12,7 @@
 #include "frame_reader.h"
 #include "lock_probe.h"
 #include "lost_runs.h"
+#include "sector_reader.h"
 #include "verify_internal.h"
 #include "verify_segment.h"
 
@@ -118,7 +118,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
     ALOG_ASSIGN(l.length, l.file->size());
     uint8_t hdr[kHeaderSize];
     auto read = l.file->pread(hdr, kHeaderSize, 0);
-    if (!read.is_ok() && read.status().is(Errc::io) && read.status().sys_errno() == EIO) {
+    if (!read.is_ok() && is_read_error(read.status())) {
       // An unreadable sector: damage, as salvage treats it (step 4).
       rep.problems.push_back(problem(n, 0, "io_error", Classification::corruption,
                                      "segment header: read error (" + read.status().message() + ")"));

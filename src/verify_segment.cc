@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "frame_reader.h"
+#include "sector_reader.h"
 #include "verify_segment.h"
 #include "verify_tally.h"
 #include "walk_split.h"
@@ -246,8 +247,10 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, con
     if (!sd.first_damage) sd.first_damage = dm.offset;
   }
   // A read error is damage over its sectors (FORMAT.md, Salvage step 4):
-  // reported as corruption there, never as a torn tail to cut. An
-  // interrupt is not damage: verify stops.
+  // reported as corruption there, never as a torn tail to cut. Any other
+  // failure of a read (an interrupt, no descriptor left to open the file
+  // again) is not damage: verify stops with it.
+  if (stop == Stop::io_error && !is_read_error(w.error())) return w.error();
   if (w.error().is(Errc::stopped)) return w.error();
   if (stop == Stop::eof) {
     if (!active && slot.synced_offset != at.offset)

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "alog/log.h"
 #include "alog/scanner.h"
 #include "alog/verify.h"
+#include "support/forward_fs.h"
 #include "support/mem_fs.h"
 
 using namespace alog;
@@ -108,6 +110,39 @@ TEST_CASE("verify reports an unreadable sector in a sealed segment as corruption
   for (const Problem& p : r->problems)
     if (p.kind == "io_error" && p.file == w.segments[1]) found = true;
   CHECK(found);
+}
+
+TEST_CASE("verify stops with a read that fails for want of a descriptor instead of reporting damage") {
+  MemFs mem;
+  Written w = make_log(mem);
+  // The frames of one sealed segment cannot be read: not the medium, the
+  // process (EMFILE, as when the file must be opened again with no
+  // descriptor left). Its header reads.
+  struct NoDescriptorFile final : ForwardFile {
+    using ForwardFile::ForwardFile;
+    Result<size_t> pread(void* buf, size_t n, uint64_t off) override {
+      if (off >= format::kHeaderSize) return Status(Errc::io, path() + ": open: Too many open files", EMFILE);
+      return ForwardFile::pread(buf, n, off);
+    }
+  };
+  struct NoDescriptorFs final : ForwardFs {
+    NoDescriptorFs(Fs& in, std::string victim) : ForwardFs(in), victim_(std::move(victim)) {}
+    Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m) override {
+      ALOG_ASSIGN(auto f, in_.open(p, m));
+      if (p != victim_) return f;
+      return std::unique_ptr<File>(new NoDescriptorFile(std::move(f)));
+    }
+    std::string victim_;
+  };
+  NoDescriptorFs fs(mem, kDir + "/" + w.segments[1]);
+  for (unsigned jobs : {1u, 2u}) {
+    VerifyOptions vo;
+    vo.fs = &fs;
+    vo.jobs = jobs;
+    auto r = verify(kDir, vo);
+    REQUIRE_FALSE(r.is_ok());
+    CHECK(r.status().sys_errno() == EMFILE);
+  }
 }
 
 TEST_CASE("salvage over an unreadable sector loses only the records over it and copies what could be read") {

@@ -108,8 +108,9 @@ struct VerifyOptions {
 };
 
 // Verifies a log directory, or a single segment file. Never writes. Errors
-// (not_found, not_a_log, io) only when there is nothing to verify; damage is
-// in the report.
+// (not_found, not_a_log, io) when there is nothing to verify, or when a read
+// fails for another reason than the medium (EIO, an unreadable sector, is
+// damage); damage is in the report.
 Result<VerifyReport> verify(const std::string& path, const VerifyOptions& options = {});
 
 // Sequences [first, last], and why (for lost ones).
