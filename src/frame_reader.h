@@ -306,6 +306,15 @@ inline bool Walker::step_data() {
 // forged lengths cannot make it CRC the same bytes again and again.
 std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint64_t from);
 
+// Whether the bytes after a segment's EOF frame, from `from` to the window's
+// limit, are a recycled file's stale frames: the file's generation `gen` is
+// above 1 and no data frame of that generation is valid there. Anything else
+// after an EOF (bytes of a lost batch or a lost truncate) is saved before an
+// open cuts it, and verify warns of it; so is everything when a read fails
+// (w.error() tells). Verify, recover's plan and opening for writing decide
+// with this one test.
+bool stale_after_eof(FrameWindow& w, uint16_t gen, uint64_t from);
+
 std::string hex32(uint32_t v);  // "0x%08x"
 
 }  // namespace alog::detail

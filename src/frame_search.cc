@@ -5,6 +5,9 @@
 // CRCs kept every 256 bytes and CRC arithmetic:
 //   crc32c(a || b) = crc32c(a) * x^(8|b|) mod P  xor  crc32c(b),
 // so each candidate costs at most a few hundred bytes of CRC.
+#include <string.h>
+
+#include <algorithm>
 #include <vector>
 
 #include "alog/crc32c.h"
@@ -93,32 +96,51 @@ class PrefixCrcs {
 std::optional<uint64_t> find_valid_data_frame(FrameWindow& w, uint16_t gen, uint64_t from) {
   const uint64_t limit = w.limit();
   std::optional<PrefixCrcs> prefix;
-  for (uint64_t off = from; off + kFrameHeaderSize <= limit; off++) {
+  // Bytes 4-9 of any data frame of generation gen: stride 1, reserved 0,
+  // the generation. Offsets without them are passed over by memmem.
+  const uint8_t needle[6] = {0, 1, 0, 0, uint8_t(gen >> 8), uint8_t(gen)};
+  uint64_t off = from;
+  while (off + kFrameHeaderSize <= limit) {
+    if (!w.ensure(off, kFrameHeaderSize)) return std::nullopt;
+    const uint64_t end = std::min(w.end(), limit);
+    const uint8_t* hay = w.at(off + 4);
+    const void* hit = memmem(hay, end - off - 4, needle, sizeof needle);
+    if (!hit) {  // no offset whose bytes 4-9 the window holds is a candidate
+      off = end - (4 + sizeof needle) + 1;
+      continue;
+    }
+    off += static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - hay);
+    if (off + kFrameHeaderSize > limit) break;
     if (!w.ensure(off, kFrameHeaderSize)) return std::nullopt;
     const uint8_t* p = w.at(off);
     FrameHeader h = decode_frame_header(p);
-    if (!h.is_data() || h.generation != gen || h.reserved != 0 || h.stride != 1) continue;
-    if (h.is_lost() && h.word != 0) continue;
-    if (h.word > limit - off - kFrameHeaderSize) continue;
+    const uint64_t at = off++;
+    if (!h.is_data() || (h.is_lost() && h.word != 0)) continue;
+    if (h.word > limit - at - kFrameHeaderSize) continue;
     const uint32_t head = crc32c(p, 12);
     if (h.word <= kDirectLimit) {
-      if (!w.ensure(off, kFrameHeaderSize + h.word)) return std::nullopt;
-      p = w.at(off);
-      if (crc32c_extend(head, p + kFrameHeaderSize, h.word) == h.crc) return off;
+      if (!w.ensure(at, kFrameHeaderSize + h.word)) return std::nullopt;
+      p = w.at(at);
+      if (crc32c_extend(head, p + kFrameHeaderSize, h.word) == h.crc) return at;
       continue;
     }
-    if (!prefix) prefix.emplace(w.file(), off + kFrameHeaderSize, limit);
-    auto body = prefix->range(off + kFrameHeaderSize, off + kFrameHeaderSize + h.word);
+    if (!prefix) prefix.emplace(w.file(), at + kFrameHeaderSize, limit);
+    auto body = prefix->range(at + kFrameHeaderSize, at + kFrameHeaderSize + h.word);
     if (body) {
-      if (combine(head, *body, h.word) == h.crc) return off;
+      if (combine(head, *body, h.word) == h.crc) return at;
       continue;
     }
     // A read failed: read the claim through `w`, whose error() the caller checks.
-    if (!w.ensure(off, kFrameHeaderSize + h.word)) return std::nullopt;
-    p = w.at(off);
-    if (crc32c_extend(head, p + kFrameHeaderSize, h.word) == h.crc) return off;
+    if (!w.ensure(at, kFrameHeaderSize + h.word)) return std::nullopt;
+    p = w.at(at);
+    if (crc32c_extend(head, p + kFrameHeaderSize, h.word) == h.crc) return at;
   }
   return std::nullopt;
+}
+
+bool stale_after_eof(FrameWindow& w, uint16_t gen, uint64_t from) {
+  if (gen <= 1) return false;
+  return !find_valid_data_frame(w, gen, from) && w.error().is_ok();
 }
 
 }  // namespace alog::detail

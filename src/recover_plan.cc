@@ -58,14 +58,15 @@ void plan_by_open(RecoverPlan& p, const VerifyReport& r) {
 }
 
 // A torn tail of segment i, the active one after the plan, or bytes after
-// its EOF (opening for writing truncates them).
+// its EOF other than stale frames (opening for writing truncates them).
 void plan_tail(RecoverPlan& p, const VerifyDetail& d, size_t i) {
   const SegmentDetail& sd = d.segments[i];
   const SegmentReport& sr = d.report.segments[i];
   if (!sd.header_ok) return;
   if (sd.stop == Stop::eof) {
     const uint64_t end = sd.stop_state.offset + kFrameHeaderSize;
-    if (sr.file_length <= end) return;
+    // A recycled file's stale frames: opening truncates them, no repair.
+    if (sr.file_length <= end || sr.stale_bytes > 0) return;
     RecoverAction a = saving("cut", sr.file, "bytes after the EOF frame");
     a.offset = end;
     a.bytes_dropped = sr.file_length - end;

@@ -25,16 +25,6 @@ static Result<bool> ends_open_batch(const Segment& seg, const WalkState& b) {
   return !l.batch_end && l.after.offset == b.offset;
 }
 
-// Whether the bytes at `off` begin a frame of an older generation: a
-// recycled file's stale frames, never part of the log, dropped unsaved.
-static bool stale_frames(File& f, uint16_t generation, uint64_t off) {
-  uint8_t h[kFrameHeaderSize];
-  auto got = f.pread(h, sizeof h, off);
-  if (!got.is_ok() || *got < sizeof h) return false;
-  FrameHeader fh = decode_frame_header(h);
-  return fh.flags_valid() && fh.generation < generation;
-}
-
 Status LogImpl::plan_tail_cut(const SegmentPtr& seg, bool eof, const WalkState& at,
                               const WalkState& boundary, const char* why) {
   tail_cut_.reset();
@@ -43,7 +33,8 @@ Status LogImpl::plan_tail_cut(const SegmentPtr& seg, bool eof, const WalkState& 
   c.file = seg->name();
   if (eof) {
     const uint64_t end = at.offset + kFrameHeaderSize;
-    if (len <= end || stale_frames(seg->file(), seg->generation(), end)) return {};
+    FrameWindow w(&seg->file(), len);
+    if (len <= end || stale_after_eof(w, seg->generation(), end)) return {};
     c.offset = c.new_length = end;
     c.reason = "bytes after the EOF frame";
   } else {
@@ -106,7 +97,8 @@ Status LogImpl::recover_active(const SegmentPtr& seg) {
     tail_ = walk.state();
     uint64_t x = tail_.offset;
     if (len > x + kFrameHeaderSize) {
-      // A lost batch, a lost truncate (both saved first) or a recycled file's stale frames.
+      // A lost batch, a lost truncate (both saved first) or a recycled file's
+      // stale frames (dropped unsaved: never part of the log).
       ALOG_TRY(plan_tail_cut(seg, true, tail_, tail_, ""));
       if (tail_cut_) {
         ALOG_ASSIGN(tail_cut_->saved_to, save_tail(*fs_, dir_, f, seg->name(), x + kFrameHeaderSize,

@@ -261,9 +261,15 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, con
       out.problems.push_back(problem(l.name, at.offset, "synced_offset", Classification::corruption,
                                      "the walk ends before the synced offset",
                                      std::to_string(slot.synced_offset), std::to_string(at.offset)));
-    if (l.length > at.offset + kFrameHeaderSize && l.h.generation > 1)
-      sr.stale_bytes = l.length - at.offset - kFrameHeaderSize;  // a healthy ring's leftovers
-    else if (l.length > at.offset + kFrameHeaderSize)
+    // A healthy ring's leftovers; in the active segment only if nothing of
+    // its own generation is there (a sealed one is never written past its EOF).
+    const uint64_t after = at.offset + kFrameHeaderSize;
+    const bool stale = l.length > after && l.h.generation > 1 &&
+                       (!active || stale_after_eof(w, l.h.generation, after));
+    if (w.error().is(Errc::stopped)) return w.error();
+    if (stale)
+      sr.stale_bytes = l.length - after;
+    else if (l.length > after)
       out.problems.push_back(problem(
           l.name, at.offset + kFrameHeaderSize, "bytes_after_eof", Classification::warning,
           std::to_string(l.length - at.offset - kFrameHeaderSize) +
