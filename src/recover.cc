@@ -47,6 +47,11 @@ void add_salvage_actions(const SalvagePlan& plan, RecoverReport& rep) {
     for (const KeptRecord& k : s.records) kept_bytes += kFrameHeaderSize + k.length;
     if (!s.create) a.bytes_dropped = s.original_length - std::min(s.original_length, kHeaderSize + kept_bytes);
     for (const SeqRun& r : s.kept) a.kept.push_back({r.first, r.last, ""});
+    if (s.dropped_before_first.records > 0) {  // below the operator's --first-seq
+      a.records_dropped += s.dropped_before_first.records;
+      a.first_seq = s.dropped_before_first.first_seq;
+      a.last_seq = s.first_sequence - 1;
+    }
     for (const SeqRun& r : s.lost) {
       a.lost.push_back({r.first, r.last, r.reason});
       // Lost frames of an earlier salvage, or a range no segment held, were no
@@ -131,7 +136,9 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
       add_salvage_actions(salvage, rep);
       // No sequence moves: the log ends where the files show it synced.
       rep.next_seq = std::max(rep.next_seq, salvage.next_sequence);
-      if (rep.first_seq) rep.last_seq = rep.next_seq - 1;
+      rep.first_seq = salvaged_first_sequence(d, salvage);
+      rep.last_seq = std::nullopt;
+      if (rep.first_seq && rep.next_seq > *rep.first_seq) rep.last_seq = rep.next_seq - 1;
     }
   }
   if (!rep.refused)

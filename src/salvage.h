@@ -81,7 +81,16 @@ struct SegmentSalvage {
   uint64_t lost_count() const {
     return next_sequence - header.start_sequence - records.size();
   }
+  // Kept and lost runs of [first_sequence, next_sequence): the sequences
+  // before the first one kept are no part of the log.
   std::vector<SeqRun> kept, lost;
+  // Records proven before first_sequence that leave the log with this
+  // salvage (those before a valid slot's first sequence had left it already:
+  // the operator's --first-seq).
+  struct {
+    uint64_t records = 0;
+    uint64_t first_seq = 0;  // the first of them
+  } dropped_before_first;
   std::vector<UnkeptRun> not_kept;  // resumed runs tried and not kept (step 1)
 };
 
@@ -90,6 +99,15 @@ struct SalvagePlan {
   std::string refused;  // why salvage changes nothing (names the files and offsets); empty: go
   uint64_t next_sequence = 0;
 };
+
+// The log's first sequence after the plan: where salvage rebuilds the
+// first segment, its first sequence kept; otherwise verification's.
+inline std::optional<uint64_t> salvaged_first_sequence(const VerifyDetail& d, const SalvagePlan& plan) {
+  if (!plan.segments.empty() && !d.segments.empty() && !plan.segments.front().create &&
+      plan.segments.front().file == d.segments.front().name)
+    return plan.segments.front().first_sequence;
+  return d.report.first_sequence;
+}
 
 // Plans a salvage of the log verify_detail() described (every segment
 // verified). Errors only for I/O; refusals are in the plan.

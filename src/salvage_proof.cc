@@ -478,6 +478,11 @@ Result<SegmentSalvage> Prover::run() {
   out.original_length = in_.length;
   out.records = std::move(kept_);
   out.not_kept = std::move(not_kept_);
+  const uint64_t was_first = has_slot_ && !in_.header_from_name ? slot_.first_sequence : start_;
+  for (const KeptRecord& k : out.records) {
+    if (k.seq < was_first || k.seq >= first) continue;
+    if (out.dropped_before_first.records++ == 0) out.dropped_before_first.first_seq = k.seq;
+  }
   const uint64_t limit = max_lost_frames(in_.length, opt.max_segment_size);
   if (out.lost_count() > limit)
     return refuse(0, "salvage would write " + std::to_string(out.lost_count()) +
@@ -490,19 +495,21 @@ Result<SegmentSalvage> Prover::run() {
   return out;
 }
 
-// The kept and lost runs of [start, next): kept records, and for every other
+// The kept and lost runs of [first, next): kept records, and for every other
 // sequence the reason the latest lose() gave it ("not anchored" if none).
 void Prover::runs(SegmentSalvage& out) const {
-  // Labels painted over [start, next) in order, a later paint overriding:
+  // Labels painted over [first, next) in order, a later paint overriding:
   // each key starts a piece that runs to the next key.
   constexpr int kNone = -1, kKeptLabel = -2;
-  std::map<uint64_t, int> piece{{start_, kNone}, {next_, kNone}};
+  const uint64_t first = out.first_sequence;
+  if (first >= next_) return;
+  std::map<uint64_t, int> piece{{first, kNone}, {next_, kNone}};
   auto split = [&](uint64_t x) {
     auto it = std::prev(piece.upper_bound(x));
     if (it->first != x) piece.emplace_hint(std::next(it), x, it->second);
   };
   auto paint = [&](uint64_t a, uint64_t b, int label) {  // [a, b)
-    a = std::max(a, start_);
+    a = std::max(a, first);
     b = std::min(b, next_);
     if (a >= b) return;
     split(a);

@@ -131,7 +131,7 @@ Result<SalvageLocation> locate_salvaged(const std::string& dir, const RecoverOpt
   loc.refused = plan.refused;
   if (!loc.refused.empty()) return loc;
   // The salvaged log's range: verification's, ending where salvage ends it.
-  loc.first_seq = d.report.first_sequence;
+  loc.first_seq = detail::salvaged_first_sequence(d, plan);
   loc.next_seq = std::max(d.report.next_sequence, plan.next_sequence);
   for (const detail::SegmentSalvage& s : plan.segments) {
     if (seq < s.header.start_sequence || seq >= s.next_sequence) continue;

@@ -2,13 +2,17 @@
 // still readable: the older slot wins, its synced offset is not the EOF,
 // and appends refuse (a sequence gap). recover --force salvages it: in the
 // first segment the older slot may predate a truncation, so the operator
-// gives the first sequence; every record keeps its sequence, nothing is dropped.
+// gives the first sequence; every record keeps its sequence, nothing is
+// dropped, unless the operator's first sequence leaves some behind.
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 
 using namespace alog::test;
 using namespace alog::test::cli;
+using nlohmann::json;
 
 TEST_CASE("recover --force salvages a sealed segment whose winning slot was damaged, dropping nothing") {
   TempDir t;
@@ -35,4 +39,30 @@ TEST_CASE("recover --force salvages a sealed segment whose winning slot was dama
   RunResult dump = run_alog("dump-frames " + shq(seg));
   CHECK(dump.out.find("slot A at 64: valid") != std::string::npos);
   CHECK(dump.out.find("synced 1475") == std::string::npos);
+}
+
+TEST_CASE("recover --force --first-seq reports the records below the first sequence as dropped and the log from there") {
+  TempDir t;
+  std::string d = copy_vector(t, "multi-segment");
+  std::string seg = d + "/00000000000000000000.seg";
+  flip_bit(seg, 70, 0);   // slot A
+  flip_bit(seg, 134, 0);  // slot B: no valid slot
+  const std::string plan_cmd = "--json recover -n --force --first-seq 5 " + shq(d);
+  const json plan = json::parse(run_alog(plan_cmd).out);
+  RunResult r = run_alog("--json recover --force --first-seq 5 " + shq(d));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  const json done = json::parse(r.out);
+  for (const json* j : {&plan, &done}) {
+    CHECK((*j)["first_seq"] == 5);
+    CHECK((*j)["last_seq"] == 173);
+    CHECK((*j)["records_dropped"] == 5);
+    const json& a = (*j)["actions"][0];
+    CHECK(a["kept_ranges"] == json::parse(R"([{"first_seq":5,"last_seq":32}])"));
+    CHECK(a["first_seq"] == 0);
+    CHECK(a["last_seq"] == 4);
+  }
+  const json after = json::parse(run_alog("--json verify " + shq(d)).out);
+  CHECK(after["first_seq"] == 5);
+  CHECK(after["records"] == 169);
 }
