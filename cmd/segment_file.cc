@@ -14,7 +14,8 @@ SegmentFile open_segment_file(const std::string& path) {
 }
 
 bool not_a_segment(const SegmentFile& s) {
-  return !parse_segment_name(base_name(s.path)) && s.length >= 4 && get32(s.raw) != kMagic;
+  // A file too short to hold the magic does not begin with it either.
+  return !parse_segment_name(base_name(s.path)) && (s.length < 4 || get32(s.raw) != kMagic);
 }
 
 void require_segment_file(const std::string& path) {

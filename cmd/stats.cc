@@ -162,7 +162,7 @@ int run_stats(const StatsOptions& o, const Global& g) {
     tj["overhead_bytes"] = t.overhead;
     tj["stale_bytes"] = t.stale;
     tj["disk_size"] = t.disk;
-    tj["first_seq"] = any ? opt_json(r.first_sequence) : Json(nullptr);
+    tj["first_seq"] = opt_json(r.first_sequence);  // an empty log's is its next, as verify says
     tj["last_seq"] = any ? Json(r.next_sequence - 1) : Json(nullptr);
     tj["next_seq"] = r.next_sequence;
     j["totals"] = tj;

@@ -28,6 +28,27 @@ Problem problem(const std::string& file, std::optional<uint64_t> off, std::strin
   return p;
 }
 
+namespace {
+
+// Takes back the payloads of the data frames a walk accepted in [from, stop)
+// after its last batch boundary `from`: a reader never sees them (their
+// records are taken back with them).
+void uncount_after_boundary(FrameWindow& w, uint64_t from, uint64_t stop, SegmentReport& sr,
+                            SegmentWalk& out) {
+  for (uint64_t off = from; off + kFrameHeaderSize <= stop;) {
+    if (!w.ensure(off, kFrameHeaderSize)) return;
+    const FrameHeader h = decode_frame_header(w.at(off));
+    if (!h.is_data()) return;  // only data frames lie after a boundary
+    if (!h.is_lost()) {
+      sr.payload_bytes -= std::min<uint64_t>(sr.payload_bytes, h.word);
+      if (out.payload_sizes[hist_bucket(h.word)] > 0) out.payload_sizes[hist_bucket(h.word)]--;
+    }
+    off += kFrameHeaderSize + (h.is_lost() ? 0 : h.word);
+  }
+}
+
+}  // namespace
+
 Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, const LockProbe& writer,
                                  const VerifyOptions& opt, const std::function<void(uint64_t)>& progress) {
   SegmentWalk out;
@@ -301,6 +322,7 @@ Result<SegmentWalk> walk_segment(const Loaded& l, bool active, size_t parts, con
     out.problems.push_back(p);
     // Records are counted up to the cut, as a reader sees them.
     sr.records -= at.seq - walk.boundary().seq;
+    uncount_after_boundary(w, walk.boundary().offset, at.offset, sr, out);
   }
   out.bytes_read = w.bytes_read();
   // The next segment must start where this one ends: by the walk when it

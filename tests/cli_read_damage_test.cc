@@ -61,13 +61,17 @@ TEST_CASE("a file that is no segment is not_a_log for every command, a garbled s
   std::string text = "root:x:0:0:root:/root:/bin/sh\n";
   for (int i = 0; i < 10; i++) text += text;
   write_file(t / "passwd", text);
+  write_file(t / "empty", "");
+  write_file(t / "short", "hi\n");  // too short to begin with the magic
   write_file(t / "00000000000000000000.seg", text);
   for (std::string c : {"verify", "stats", "cat", "dump-frames", "seek"}) {
     std::string after = c == "seek" ? " 0" : "";
-    RunResult r = run_alog(c + " " + shq(t / "passwd") + after);
-    INFO(c << ": " << r.err);
-    CHECK(r.exit_code == 8);
-    CHECK(r.err == "alog: " + t / "passwd" + ": not a segment file (no ALOG magic)\n");
+    for (std::string f : {"passwd", "empty", "short"}) {
+      RunResult r = run_alog(c + " " + shq(t / f) + after);
+      INFO(c << " " << f << ": " << r.err);
+      CHECK(r.exit_code == 8);
+      CHECK(r.err == "alog: " + t / f + ": not a segment file (no ALOG magic)\n");
+    }
     RunResult s = run_alog(c + " " + shq(t / "00000000000000000000.seg") + after);
     INFO(c << ": " << s.err);
     CHECK(s.exit_code == 4);
@@ -101,4 +105,22 @@ TEST_CASE("cat and seek read a sealed segment whose synced data is missing up to
   RunResult s = run_alog("seek " + shq(d) + " 130");
   CHECK(s.exit_code == 4);
   CHECK(s.err.find("00000000000000000080.seg:") != std::string::npos);
+}
+
+TEST_CASE("stats counts a torn tail's payloads as it counts its records: up to the cut, as cat reads them") {
+  const std::string d = vector_log("torn-tail");
+  const json j = json::parse(run_alog("--json stats " + shq(d)).out);
+  RunResult c = run_alog("--json cat --payload=none " + shq(d));
+  uint64_t records = 0, bytes = 0;
+  for (size_t at = 0, nl; (nl = c.out.find('\n', at)) != std::string::npos; at = nl + 1) {
+    const json r = json::parse(c.out.substr(at, nl - at));
+    if (r.value("type", "record") != "record") continue;
+    records++;
+    bytes += r["length"].get<uint64_t>();
+  }
+  CHECK(j["totals"]["records"] == records);
+  CHECK(j["totals"]["payload_bytes"] == bytes);
+  uint64_t in_histogram = 0;
+  for (const json& b : j["payload_size_histogram"]) in_histogram += b["count"].get<uint64_t>();
+  CHECK(in_histogram == records);
 }
