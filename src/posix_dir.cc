@@ -12,12 +12,23 @@
 namespace alog::detail {
 
 struct Anchor {
-  Anchor(int f, dev_t d, std::string k) : fd(f), dev(d), key(std::move(k)) {}
+  Anchor(int f, Place p, std::string k) : fd(f), place(p), key(std::move(k)) {}
   ~Anchor();
   int fd;
-  dev_t dev;
+  Place place;
   std::string key;
 };
+
+Place place_of(const struct stat& st, int dirfd, const char* name, int flags) {
+  Place p;
+  p.dev = st.st_dev;
+  struct statx sx;
+  if (::statx(dirfd, name, flags, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) {
+    p.mnt = sx.stx_mnt_id;
+    p.has_mnt = true;
+  }
+  return p;
+}
 
 namespace {
 
@@ -91,7 +102,8 @@ bool below(const std::string& key, const std::string& path, std::vector<std::str
 
 Status other_fs(const std::string& path) {
   return Status(Errc::not_a_log,
-                "is on another file system than the log; alog writes only in the log's own directory")
+                "is on another file system or mount than the log; alog writes only in the log's own "
+                "directory")
       .at(path);
 }
 
@@ -106,7 +118,7 @@ Anchor::~Anchor() {
 }
 
 At::At(At&& o) noexcept
-    : anchor_(std::move(o.anchor_)), fd_(o.fd_), owns_fd_(o.owns_fd_), dir_dev_(o.dir_dev_),
+    : anchor_(std::move(o.anchor_)), fd_(o.fd_), owns_fd_(o.owns_fd_), dir_place_(o.dir_place_),
       name_(std::move(o.name_)) {
   o.owns_fd_ = false;
 }
@@ -116,12 +128,12 @@ At::~At() {
 }
 
 Status At::check_dir(const std::string& path) const {
-  if (anchored() && dir_dev_ != anchor_->dev) return other_fs(path);
+  if (anchored() && !same_place(dir_place_, anchor_->place)) return other_fs(path);
   return {};
 }
 
-Status At::check(const std::string& path, const struct stat& st) const {
-  if (anchored() && st.st_dev != anchor_->dev) return other_fs(path);
+Status At::check(const std::string& path, const Place& place) const {
+  if (anchored() && !same_place(place, anchor_->place)) return other_fs(path);
   return {};
 }
 
@@ -175,7 +187,7 @@ Result<At> resolve(const std::string& path, bool entry) {
   }
   at.anchor_ = best;
   at.fd_ = best->fd;
-  at.dir_dev_ = best->dev;
+  at.dir_place_ = best->place;
   at.name_ = rest.empty() ? std::string(".") : std::move(rest.back());  // rest.back() is not walked below
   std::string walked = best->key;
   for (size_t i = 0; i + 1 < rest.size(); i++) {
@@ -200,7 +212,7 @@ Result<At> resolve(const std::string& path, bool entry) {
     if (at.owns_fd_) ::close(at.fd_);
     at.fd_ = fd;
     at.owns_fd_ = true;
-    at.dir_dev_ = st.st_dev;
+    at.dir_place_ = place_of(st, fd, "", AT_EMPTY_PATH);
   }
   return at;
 }
@@ -228,7 +240,7 @@ Result<std::shared_ptr<DirAnchor>> anchor_dir(const std::string& dir) {
     ::close(fd);
     return Status::io_error("stat", dir, err);
   }
-  auto mine = std::make_shared<const Anchor>(fd, st.st_dev, key);
+  auto mine = std::make_shared<const Anchor>(fd, place_of(st, fd, "", AT_EMPTY_PATH), key);
   {
     std::lock_guard<std::mutex> g(r.mu);
     auto& slot = r.by_key[key];

@@ -18,6 +18,23 @@ struct Anchor;
 
 // Where one path is reached: the directory `fd` and the `name` in it for the
 // *at calls. Unanchored: AT_FDCWD and the path as given (resolved as ever).
+// Where a file or directory lives: its file system and, where the kernel
+// tells (statx's STATX_MNT_ID, Linux 5.8), its mount. A file or directory
+// bound (mount --bind) from elsewhere on the same file system has the log's
+// st_dev but another mount.
+struct Place {
+  dev_t dev = 0;
+  uint64_t mnt = 0;
+  bool has_mnt = false;
+};
+// Whether a and b are on one file system, and on one mount where both are known.
+inline bool same_place(const Place& a, const Place& b) {
+  return a.dev == b.dev && (!a.has_mnt || !b.has_mnt || a.mnt == b.mnt);
+}
+// The place of `name` in the directory dirfd (st its stat), statx's flags
+// as given: "" and AT_EMPTY_PATH for dirfd itself.
+Place place_of(const struct stat& st, int dirfd, const char* name, int flags);
+
 class At {
  public:
   At() = default;
@@ -35,14 +52,14 @@ class At {
   // A file or directory written at this name must be on the anchor's file
   // system: `check_dir` before creating in the directory, `check` on what was opened.
   Status check_dir(const std::string& path) const;
-  Status check(const std::string& path, const struct stat& st) const;
+  Status check(const std::string& path, const Place& place) const;
 
  private:
   friend Result<At> resolve(const std::string& path, bool entry);
   std::shared_ptr<const Anchor> anchor_;
   int fd_ = AT_FDCWD;
   bool owns_fd_ = false;  // fd_ is a directory opened below the anchor
-  dev_t dir_dev_ = 0;     // the file system of fd_
+  Place dir_place_;       // the file system and mount of fd_
   std::string name_;
 };
 

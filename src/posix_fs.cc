@@ -23,6 +23,7 @@ namespace {
 
 using detail::At;
 using detail::not_regular;
+using detail::place_of;
 using detail::resolve;
 
 // A file to be written that another name shares (a hard link): writing it
@@ -187,7 +188,7 @@ class PosixFs final : public Fs {
     if (S_ISDIR(st.st_mode)) bad = Status::io_error("open", path, EISDIR);
     else if (!S_ISREG(st.st_mode)) bad = not_regular(path, st.st_mode);
     else if (mode != OpenMode::read && st.st_nlink != 1) bad = shared_inode(path, st.st_nlink);
-    else if (mode != OpenMode::read) bad = at.check(path, st);
+    else if (mode != OpenMode::read) bad = at.check(path, place_of(st, fd, "", AT_EMPTY_PATH));
     if (!bad.is_ok()) {
       ::close(fd);
       return bad;
@@ -219,7 +220,7 @@ class PosixFs final : public Fs {
       if (::fstatat(at.fd(), at.name(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Status::io_error("stat", path, errno);
       // An existing directory is fine; a link (even to a directory) or a file is not.
       if (!S_ISDIR(st.st_mode)) return not_regular(path, st.st_mode, "a directory");
-      return at.check(path, st);
+      return at.check(path, place_of(st, at.fd(), at.name(), AT_SYMLINK_NOFOLLOW));
     }
     return Status::io_error("mkdir", path, err);
   }
@@ -278,7 +279,7 @@ class PosixFs final : public Fs {
     Status bad;
     if (!S_ISREG(st.st_mode)) bad = not_regular(path, st.st_mode);
     else if (st.st_nlink != 1) bad = shared_inode(path, st.st_nlink);
-    else bad = at.check(path, st);
+    else bad = at.check(path, place_of(st, fd, "", AT_EMPTY_PATH));
     if (!bad.is_ok()) {
       ::close(fd);
       return bad;

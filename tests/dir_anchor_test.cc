@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kOtherFs = "is on another file system than the log; alog writes only in the log's own directory";
+const char* const kOtherFs =
+    "is on another file system or mount than the log; alog writes only in the log's own directory";
 
 // Forwards to posix_fs() and runs `hook` once, before the first open of a
 // path holding `watch`.
@@ -263,4 +264,50 @@ TEST_CASE("posix fs under an anchor writes no file and makes no directory on ano
   CHECK_FALSE(file_exists(d + "/mnt/new"));
   CHECK(posix_fs().open(d + "/mnt/seg", OpenMode::read).is_ok());
   CHECK(posix_fs().open(d + "/bound", OpenMode::read).is_ok());
+}
+
+TEST_CASE("posix fs under an anchor refuses a file or directory bound from elsewhere on the log's own file system") {
+  TempDir t;
+  const std::string d = t / "log", out = t / "outside";
+  fs::create_directory(d);
+  fs::create_directory(out);
+  fs::create_directory(out + "/lf");
+  write_file(out + "/seg", "theirs");
+  write_file(out + "/precious", "precious\n");
+  write_file(d + "/00000000000000000000.seg", "");
+  write_file(d + "/LOCK", "");
+  fs::create_directory(d + "/lost+found");
+  struct Bind {
+    std::string at;
+    bool ok;
+    Bind(const std::string& from, const std::string& to)
+        : at(to), ok(::geteuid() == 0 && ::mount(from.c_str(), to.c_str(), nullptr, MS_BIND, nullptr) == 0) {}
+    ~Bind() {
+      if (ok) ::umount2(at.c_str(), MNT_DETACH);
+    }
+  };
+  Bind seg(out + "/seg", d + "/00000000000000000000.seg"), lock(out + "/precious", d + "/LOCK"),
+      lf(out + "/lf", d + "/lost+found");
+  if (!seg.ok || !lock.ok || !lf.ok) {
+    MESSAGE("skipped: cannot bind-mount here (" << (::geteuid() != 0 ? "not root" : std::strerror(errno)) << ")");
+    return;
+  }
+  auto anchor = posix_fs().anchor(d);
+  REQUIRE(anchor.is_ok());
+  auto refused = [&](const Status& st, const std::string& path) {
+    INFO(st.to_string());
+    CHECK(st.code() == Errc::not_a_log);
+    CHECK(st.message().find(kOtherFs) != std::string::npos);
+    CHECK(st.path() == path);
+  };
+  refused(posix_fs().open(d + "/00000000000000000000.seg", OpenMode::read_write).status(),
+          d + "/00000000000000000000.seg");
+  refused(posix_fs().lock(d + "/LOCK").status(), d + "/LOCK");
+  refused(posix_fs().mkdir(d + "/lost+found"), d + "/lost+found");
+  refused(posix_fs().open(d + "/lost+found/saved.bin", OpenMode::create_excl).status(),
+          d + "/lost+found/saved.bin");
+  CHECK(read_file(out + "/seg") == "theirs");
+  CHECK(read_file(out + "/precious") == "precious\n");
+  CHECK(fs::is_empty(out + "/lf"));
+  CHECK(posix_fs().open(d + "/00000000000000000000.seg", OpenMode::read).is_ok());  // reading is harmless
 }
