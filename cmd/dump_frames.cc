@@ -64,6 +64,26 @@ class Dumper {
     end();
   }
   bool damaged() const { return damaged_; }
+  // The sequence after the last segment dumped, when its walk ended cleanly.
+  std::optional<uint64_t> clean_next() const { return clean_ ? counted_.next : std::nullopt; }
+  // Segment `name` does not start where `prev` ends: verify's sequence_gap.
+  void chain_problem(const std::string& prev, uint64_t prev_next, const std::string& name, uint64_t start) {
+    Problem p;
+    p.file = name;
+    p.offset = 0;
+    p.kind = "sequence_gap";
+    p.classification = Classification::corruption;
+    p.message = prev + " ends at sequence " + std::to_string(prev_next) +
+                " but this segment starts at " + std::to_string(start);
+    p.expected = std::to_string(prev_next);
+    p.found = std::to_string(start);
+    if (start > prev_next) {
+      p.first_seq = prev_next;
+      p.last_seq = start - 1;
+    }
+    out_.problem(p);
+    damaged_ = true;
+  }
 
   // A cut piece of lost+found/: its frames from its first byte, offsets and
   // generation as in the segment it was cut from.
@@ -389,6 +409,7 @@ class Dumper {
     dump::End e;
     e.status = corrupt_ ? "corruption" : torn_ ? (writer_ ? "in_flight" : "torn_tail") : "clean";
     if (e.status == "corruption" || e.status == "torn_tail") damaged_ = true;
+    clean_ = e.status == "clean";
     if (counted_.set) {
       if (s.walkable()) e.first = s.winner().first_sequence;
       else if (s.header_complete && s.header_error == HeaderError::none) e.first = s.header.start_sequence;
@@ -420,6 +441,7 @@ class Dumper {
   uint64_t base_ = 0;  // added to the offsets shown (a cut piece's)
   Counted counted_;
   bool damaged_ = false;
+  bool clean_ = false;  // the last segment's walk ended cleanly
 };
 
 int run_dump(const DumpOptions& o, const Global& g) {
@@ -450,9 +472,15 @@ int run_dump(const DumpOptions& o, const Global& g) {
   std::sort(segs.begin(), segs.end());
   if (segs.empty()) fail("not_a_log", o.path, std::nullopt, "no segment files (not an alog log)");
   bool writer = writer_active(o.path);
+  std::optional<uint64_t> prev_next;
   for (size_t i = 0; i < segs.size(); i++) {
     SegmentFile s = open_segment_file(path_join(o.path, segs[i]));
+    // The chain, as verify checks it: each segment starts where the one before ends.
+    const bool header_ok = s.header_complete && s.header_error == HeaderError::none;
+    if (prev_next && header_ok && s.header.start_sequence != *prev_next)
+      d.chain_problem(segs[i - 1], *prev_next, segs[i], s.header.start_sequence);
     d.segment(s, segs[i], i + 1 == segs.size(), writer);
+    prev_next = d.clean_next();
   }
   return d.damaged() ? kExitDamaged : kExitOk;
 }

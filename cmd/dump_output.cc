@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "alog/crc32c.h"
+#include "report.h"
 
 namespace alog::cli::dump {
 
@@ -59,6 +60,10 @@ const char* kind_of(uint16_t flags) {
 void Output::emit(const Json& j, const std::string& text) {
   if (json_) out_json(j);
   else out_line(text);
+}
+
+void Output::problem(const Problem& p) {
+  emit(problem_json(p, "problem"), "problem " + problem_text(p, p.file, false));
 }
 
 bool Output::segment(const std::string& name, const SegmentFile& s, bool active) {

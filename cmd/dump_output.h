@@ -83,6 +83,9 @@ class Output {
   void piece(const std::string& name, const Piece& p, uint64_t file_length);
   // A piece's last line: frames decoded and how many failed.
   void piece_end(uint64_t frames, uint64_t failed);
+  // A problem of the log's that no one segment shows (a sequence gap or
+  // overlap between two), with verify's keys.
+  void problem(const Problem& p);
 
  private:
   void emit(const Json& j, const std::string& text);

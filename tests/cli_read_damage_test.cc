@@ -124,3 +124,22 @@ TEST_CASE("stats counts a torn tail's payloads as it counts its records: up to t
   for (const json& b : j["payload_size_histogram"]) in_histogram += b["count"].get<uint64_t>();
   CHECK(in_histogram == records);
 }
+
+TEST_CASE("dump-frames of a log with a missing middle segment prints verify's sequence_gap problem and exits 4") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  std::filesystem::remove(seg(d, 80));
+  RunResult dump = run_alog("--json dump-frames " + shq(d));
+  CHECK(dump.exit_code == 4);
+  json problem;
+  for (size_t at = 0, nl; (nl = dump.out.find('\n', at)) != std::string::npos; at = nl + 1) {
+    json j = json::parse(dump.out.substr(at, nl - at));
+    if (j["type"] == "problem") problem = j;
+  }
+  REQUIRE(problem.is_object());
+  problem.erase("type");
+  const json v = json::parse(run_alog("--json verify " + shq(d)).out);
+  REQUIRE(v["problems"].size() == 1);
+  CHECK(problem == v["problems"][0]);
+}
