@@ -138,8 +138,10 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
 template <class Feed>
 void drain(const Global& g, Feed feed, InputReader& in) {
   std::string_view rec;
-  while (in.next_buffered(&rec)) {
+  while (true) {
+    // Before the next record is taken: a record taken is always fed.
     if (signals_received() > 1) check_interrupted();
+    if (!in.next_buffered(&rec)) break;
     feed(rec);
   }
   if (in.partial_bytes())
@@ -230,15 +232,20 @@ int run_append(const AppendOptions& o, const Global& g) {
   // (utf8 with \u escapes), plus the object around it.
   const uint64_t max_line =
       o.ndjson ? std::min<uint64_t>(max_payload, UINT64_MAX / 8) * 6 + 4096 : max_payload;
+  // False while the record the reader returned last is read and not yet
+  // handed to the Appender: a failure then (a bad NDJSON line) resumes the
+  // input at that record.
+  bool fed = true;
   auto feed = [&](std::string_view rec) {
     if (!o.ndjson) return app.add(rec, *in);  // in's buffer holds it until tick()
+    fed = false;
     auto pl = ndjson_payload(rec, enc, in->name(), in->record_number(), in->record_offset());
-    if (!pl) return;
-    if (pl->size() > max_payload)
+    if (pl && pl->size() > max_payload)
       fail("payload_too_large", in->name(), in->record_offset(),
            fmt::format("line {}: record of {} bytes is larger than max_payload_size {}",
                        in->record_number(), pl->size(), max_payload));
-    app.add_owned(std::move(*pl), *in);
+    fed = true;
+    if (pl) app.add_owned(std::move(*pl), *in);
   };
   try {
     std::string_view rec;
@@ -271,7 +278,7 @@ int run_append(const AppendOptions& o, const Global& g) {
   } catch (Failure& f) {
     stop_control();
     // A second signal ends it at once: no sync.
-    app.salvage(!o.no_sync && f.code != "interrupted", f, in ? &*in : nullptr);
+    app.salvage(!o.no_sync && f.code != "interrupted", f, in ? &*in : nullptr, fed);
     if (r.created && r.records == 0) {
       log.reset();
       undo_new_log(o.dir, prep);

@@ -19,6 +19,7 @@ Appender::Appender(const Global& g, Log& log, AppendResult& r, size_t batch, uin
 void Appender::add(std::string_view rec, const InputReader& in) {
   const Options& opt = log_.options();
   const uint64_t framed = format::kFrameHeaderSize + rec.size();
+  adding_ = true;
   // A batch ends before a record that would not let it fit an empty segment.
   if (views_.size() > open_first() &&
       format::kHeaderSize + open_size_ + framed + 2 * format::kFrameHeaderSize >
@@ -28,6 +29,7 @@ void Appender::add(std::string_view rec, const InputReader& in) {
     starts_.push_back({in.name(), in.record_number(), in.record_offset(), now_ms() + flush_ms_});
   open_size_ += framed;
   views_.push_back(rec);
+  adding_ = false;
   if (views_.size() - open_first() >= batch_) close_batch();
 }
 
@@ -144,7 +146,7 @@ int Appender::tick() {
   return int(std::min<uint64_t>(*due > now ? *due - now : 0, 60000));
 }
 
-void Appender::salvage(bool sync, Failure& f, const InputReader* in) {
+void Appender::salvage(bool sync, Failure& f, const InputReader* in, bool in_fed) {
   progress_.clear();
   // Closed batches are whole: written, as they would have been at once
   // without grouping (not after a second signal, which ends it at once).
@@ -167,7 +169,11 @@ void Appender::salvage(bool sync, Failure& f, const InputReader* in) {
     resume["file"] = starts_.front().file;
     resume["record"] = starts_.front().record;
     resume["offset"] = starts_.front().offset;
-  } else if (in) {
+  } else if (in && (!in_fed || adding_)) {  // the record that failed, read but not kept
+    resume["file"] = in->name();
+    resume["record"] = in->record_number();
+    resume["offset"] = in->record_offset();
+  } else if (in) {  // the record after the last one read
     resume["file"] = in->name();
     resume["record"] = in->record_number() + 1;
     resume["offset"] = in->offset();

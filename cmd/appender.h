@@ -57,8 +57,10 @@ class Appender {
   // Before an error ends the command: write the closed batches (unless it
   // was a second signal), make what was appended durable (unless sync is
   // false), and say in the error how far it got and where the input resumes
-  // (the first record not appended).
-  void salvage(bool sync, Failure& f, const InputReader* in);
+  // (the first record not appended). in_fed: the record `in` returned last
+  // was handed to add() (or skipped on purpose); false when it failed before
+  // (a bad NDJSON line), so that the input resumes at it.
+  void salvage(bool sync, Failure& f, const InputReader* in, bool in_fed);
 
  private:
   // Where a batch starts in the input (where the input resumes if it is
@@ -110,6 +112,7 @@ class Appender {
   uint64_t open_size_ = 0;                                // the open batch's framed size
   uint64_t closed_size_ = 0;                              // the closed batches' framed size
   uint64_t age_due_ = 0;
+  bool adding_ = false;  // add() failed before it kept its record
   std::optional<uint64_t> sync_due_;
   Progress progress_;
 };
