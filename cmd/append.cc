@@ -126,9 +126,9 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
   j["synced"] = r.synced;
   j["next_seq"] = r.next_seq;
   if (r.retention) j["retention_records_removed"] = r.retention_removed;
-  if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();
   j["recovered"] = tail_cut_json(r.recovered);
   j["open_repairs"] = open_repairs_json(r.repairs);
+  if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();  // the last key
   out_json(j);
 }
 

@@ -66,7 +66,7 @@ TEST_CASE("append of a full pipe writes full batches") {
   CHECK(j["batches"] == 4);
 }
 
-TEST_CASE("append stops cleanly on SIGTERM, SIGINT and SIGHUP: every complete record read is appended and synced, a partial one is reported, exit 130") {
+TEST_CASE("append stops cleanly on SIGTERM, SIGINT and SIGHUP: every complete record read is appended and synced, a partial one is reported, exit 130, \"signal\" the last key") {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     CAPTURE(sig);
     TempDir t;
@@ -77,12 +77,15 @@ TEST_CASE("append stops cleanly on SIGTERM, SIGINT and SIGHUP: every complete re
     REQUIRE(c.wait_stdin_drained());
     c.signal(sig);
     CHECK(c.wait_exit() == 130);
-    json j = json::parse(c.rest(0));
+    const std::string out = c.rest(0);
+    json j = json::parse(out);
     CHECK(j["exit_status"] == 130);
     CHECK(j["records"] == 2);
     CHECK(j["last_seq"] == 1);
     CHECK(j["synced"] == true);
-    CHECK(j["signal"] == (sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP"));
+    const std::string name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
+    CHECK(j["signal"] == name);
+    CHECK(out.ends_with(",\"signal\":\"" + name + "\"}\n"));  // the last key
     std::string err = c.rest(1);
     CHECK(err.find("alog: stdin:4: warning: partial record of 4 bytes (no terminator yet) not appended") !=
           std::string::npos);
