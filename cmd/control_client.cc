@@ -107,8 +107,17 @@ std::optional<int> ask_holder(const Global& g, const std::string& dir, const cha
   Fd s;
   s.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s.fd < 0) return std::nullopt;
-  if (::connect(s.fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0)
+  if (::connect(s.fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0) {
+    // The socket's mode (0600) keeps other users out before the holder's
+    // own check can refuse them: the same refusal.
+    const int e = errno;
+    if (e == EACCES || e == EPERM)
+      fail("permission_denied", path, std::nullopt,
+           fmt::format("connect: {}: uid {} may not send requests to this holder: only its own "
+                       "uid and root may",
+                       std::strerror(e), ::geteuid()));
     return std::nullopt;
+  }
   if (!server_allowed(s.fd, dir)) {
     warn(g, path, std::nullopt, "its server runs as another user; not sending the request there");
     return std::nullopt;

@@ -17,6 +17,7 @@ namespace alog::cli {
 // answers (no writer, no socket, connection refused, a holder that is
 // stopping, a server of a foreign uid): the caller goes on as without one.
 // A Failure when the holder refuses the request or the exchange breaks off:
+// permission_denied when the socket may not be connected to (another user),
 // holder_lost (exit 8) when the holder goes away before its whole reply.
 std::optional<int> ask_holder(const Global& g, const std::string& dir, const char* op,
                               const Json& args);

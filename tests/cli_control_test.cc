@@ -240,6 +240,40 @@ TEST_CASE("a request from another uid is refused with an error and the holder go
   check_records(d, 0, 0, 25);
 }
 
+TEST_CASE("another user whose connection the socket's mode refuses fails with permission_denied naming the socket") {
+  if (::geteuid() != 0) {
+    MESSAGE("not root: cannot become another user");
+    return;
+  }
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  if (RunResult probe = run(as_nobody + alog_cli() + " --version"); probe.exit_code != 0) {
+    MESSAGE("uid 65534 cannot run " << alog_cli() << " here: " << probe.err);
+    return;
+  }
+  TempDir t;
+  std::string d = t / "log";
+  make_log(d, 20);
+  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
+  REQUIRE(wait_listening(d));
+  // nobody may reach the directory; the socket keeps its mode 0600.
+  REQUIRE(::chmod(t.path().c_str(), 0755) == 0);
+  REQUIRE(::chmod(d.c_str(), 0755) == 0);
+  for (const char* cmd : {"truncate-before --keep 1", "truncate-after 5", "roll"}) {
+    CAPTURE(cmd);
+    RunResult r = run(as_nobody + alog_cli() + " --json " + cmd + " " + shq(d));
+    CHECK(r.exit_code == 8);
+    json j = json::parse(r.out);
+    CHECK(j["error"]["code"] == "permission_denied");
+    CHECK(j["error"]["path"] == sock_of(d));
+    CHECK(r.err == "alog: " + sock_of(d) +
+                       ": connect: Permission denied: uid 65534 may not send requests to this holder: "
+                       "only its own uid and root may\n");
+  }
+  check_records(d, 0, 0, 20);
+  c.close_stdin();
+  CHECK(c.wait_exit() == 0);
+}
+
 TEST_CASE("a bad request gets an error reply and the holder keeps ingesting and serving") {
   TempDir t;
   std::string d = t / "log";
