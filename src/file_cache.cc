@@ -158,21 +158,21 @@ CachedFile::~CachedFile() { cache_.forget(*this); }
 
 Result<size_t> CachedFile::pread(void* buf, size_t n, uint64_t off) {
   ALOG_ASSIGN(auto f, cache_.acquire(*this, false));
-  return f->pread(buf, n, off);
+  return named(f->pread(buf, n, off), *f);
 }
 
 Status CachedFile::pwritev(const struct iovec* iov, int iovcnt, uint64_t off) {
   ALOG_ASSIGN(auto f, cache_.acquire(*this, true));
   Status st = f->pwritev(iov, iovcnt, off);
   cache_.wrote(*this);
-  return st;
+  return named(std::move(st), *f);
 }
 
 Status CachedFile::truncate(uint64_t size) {
   ALOG_ASSIGN(auto f, cache_.acquire(*this, true));
   Status st = f->truncate(size);
   cache_.wrote(*this);
-  return st;
+  return named(std::move(st), *f);
 }
 
 Status CachedFile::datasync() {
@@ -185,19 +185,24 @@ Status CachedFile::datasync() {
     writes = writes_;
     settled = in_flight_.load(std::memory_order_acquire) == 0;
   }
-  ALOG_TRY(f->datasync());
+  ALOG_TRY(named(f->datasync(), *f));
   if (settled) cache_.synced(*this, writes);
   return {};
 }
 
 Result<uint64_t> CachedFile::size() {
   ALOG_ASSIGN(auto f, cache_.acquire(*this, false));
-  return f->size();
+  return named(f->size(), *f);
 }
 
 Result<std::pair<uint64_t, uint64_t>> CachedFile::data_extent(uint64_t off) {
   ALOG_ASSIGN(auto f, cache_.acquire(*this, false));
-  return f->data_extent(off);
+  return named(f->data_extent(off), *f);
+}
+
+Status CachedFile::named(Status st, const File& f) const {
+  if (!st.is_ok() && f.path() != path_ && st.path() == f.path()) st.at(path_, st.offset());
+  return st;
 }
 
 std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,

@@ -68,8 +68,10 @@ class FileCache {
 class CachedFile final : public File {
  public:
   // `open` is the file as just opened at `path` with `mode` (the mode it is
-  // opened again with); `fixed` its first min(64, size) bytes, or none when
-  // they could not be read (then it keeps its descriptor).
+  // opened again with), or under an earlier name (NAME.seg.tmp before its
+  // rename to `path`): errors name `path` either way. `fixed` its first
+  // min(64, size) bytes, or none when they could not be read (then it keeps
+  // its descriptor).
   CachedFile(Fs& fs, std::string path, OpenMode mode, std::unique_ptr<File> open,
              std::optional<std::string> fixed, FileCache& cache = FileCache::shared());
   ~CachedFile() override;
@@ -86,6 +88,14 @@ class CachedFile final : public File {
 
  private:
   friend class FileCache;
+  // An error of `f`, opened under an earlier name of the file, names the
+  // file by the name it has now: the one it is opened again by.
+  Status named(Status st, const File& f) const;
+  template <class T>
+  Result<T> named(Result<T> r, const File& f) const {
+    if (r.is_ok()) return r;
+    return named(std::move(r).take_status(), f);
+  }
   Fs& fs_;
   const std::string path_;
   const OpenMode mode_;
@@ -107,7 +117,8 @@ class CachedFile final : public File {
 Result<std::unique_ptr<File>> open_shedding(Fs& fs, const std::string& path, OpenMode mode,
                                             FileCache& cache = FileCache::shared());
 
-// Wraps a segment file just opened (or created) at `path` in a CachedFile,
+// Wraps a segment file just opened (or created) at `path`, or at an earlier
+// name it was renamed from (CachedFile), in a CachedFile,
 // reading its first 64 bytes (a read error there is for the caller's own
 // read of the header to report).
 std::shared_ptr<File> cache_segment_file(Fs& fs, const std::string& path, OpenMode mode,

@@ -3,6 +3,7 @@
 // segment, and no descriptor with unsynced writes closed.
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -96,4 +97,23 @@ TEST_CASE("a file with unsynced writes keeps its descriptor until a datasync suc
   CHECK_FALSE(a->datasync().is_ok());
   auto c = cached(fs, cache, 2);
   CHECK(cache.open_count() == 2);
+}
+
+TEST_CASE("a file adopted from the name it was created under names itself by its name now in errors") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/d"));
+  auto opened = fs.open("/d/f.tmp", OpenMode::create_trunc);
+  REQUIRE(opened.is_ok());
+  REQUIRE((*opened)->pwrite(header_of(0).data(), 64, 0).is_ok());
+  REQUIRE(fs.rename("/d/f.tmp", "/d/f"));
+  FileCache cache(4);
+  CachedFile f(fs, "/d/f", OpenMode::read_write, std::move(*opened), header_of(0).substr(0, 64), cache);
+  fs.fail(Op::write, 1, FaultKind::enospc);
+  Status w = f.pwrite("x", 1, 100);
+  CHECK(w.sys_errno() == ENOSPC);
+  CHECK(w.path() == "/d/f");
+  fs.fail(Op::sync, 1, FaultKind::eio);
+  Status s = f.datasync();
+  CHECK(s.sys_errno() == EIO);
+  CHECK(s.path() == "/d/f");
 }

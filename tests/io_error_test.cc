@@ -363,3 +363,24 @@ TEST_CASE("a tail cut whose copy does not fit in the free space is refused befor
   REQUIRE_MESSAGE(again.is_ok(), again.status().to_string());
   CHECK((*again)->next_sequence() == 2);
 }
+
+TEST_CASE("a disk-full write names the segment file, not the .seg.tmp it was created as") {
+  MemFs fs;
+  REQUIRE(fs.mkdir("/t").is_ok());
+  Options o;
+  o.fs = &fs;
+  auto log = Log::open("/t/log", o);
+  REQUIRE(log.is_ok());
+  // Each segment is made as NAME.seg.tmp and renamed: the first by the open,
+  // the second by a roll. A failed write is rolled back and the log goes on.
+  for (const char* seg : {"/t/log/00000000000000000000.seg", "/t/log/00000000000000000001.seg"}) {
+    CAPTURE(seg);
+    fs.fail(Op::write, 1, FaultKind::enospc);
+    auto r = (*log)->append_one("b");
+    REQUIRE(!r.is_ok());
+    CHECK(r.status().sys_errno() == ENOSPC);
+    CHECK(r.status().path() == seg);
+    REQUIRE((*log)->append_one("a").is_ok());
+    REQUIRE((*log)->roll().is_ok());
+  }
+}
