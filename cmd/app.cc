@@ -116,6 +116,23 @@ std::string command_of(CLI::App& app) {
   return subs.empty() ? std::string() : subs.front()->get_name();
 }
 
+// alog completion takes no option but -h, --help (man/alog-completion.1),
+// global ones neither: a usage error naming the first one given, else -1.
+int refuse_global_options_of_completion(CLI::App& app) {
+  if (command_of(app) != "completion") return -1;
+  CLI::App* sub = app.get_subcommands().front();
+  auto given = [](CLI::App* a, const char* name) {
+    const CLI::Option* o = a->get_option_no_throw(name);
+    return o && o->count() > 0;
+  };
+  // --help-all is the subcommand's own too (CLI11 copies it).
+  for (const char* name : {"--quiet", "--json", "--format", "--help-all", "--version"})
+    if (given(&app, name) || given(sub, name))
+      return usage_error("completion",
+                         std::string(name) + ": completion takes no option but -h, --help");
+  return -1;
+}
+
 }  // namespace
 
 int alog_main(int argc, char** argv) {
@@ -158,12 +175,15 @@ int alog_main(int argc, char** argv) {
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+      if (int u = refuse_global_options_of_completion(app); u >= 0) return u;
       return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
+      if (int u = refuse_global_options_of_completion(app); u >= 0) return u;
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       return usage_error(command_of(app), e.what());
     }
+    if (int u = refuse_global_options_of_completion(app); u >= 0) return u;
     command = command_of(app);
     if (g.json_flag && app.count("--format") && g.format != "json")
       return usage_error(command, "--json conflicts with --format=" + g.format);
