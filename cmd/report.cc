@@ -31,7 +31,8 @@ std::string problem_text(const Problem& p, const std::string& path, bool color) 
   s += fmt::format(": {}: {}: {}", paint(color, paint_code, cls), p.kind, p.message);
   if (!p.expected.empty() && !p.found.empty())
     s += fmt::format(" (expected {}, found {})", p.expected, p.found);
-  if (p.first_seq) {
+  // No bracket for an empty range either (first > last): no record is affected.
+  if (p.first_seq && (!p.last_seq || *p.last_seq >= *p.first_seq)) {
     if (p.last_seq && *p.last_seq == *p.first_seq) s += fmt::format(" [seq {}]", *p.first_seq);
     else if (p.last_seq) s += fmt::format(" [seq {}-{}]", *p.first_seq, *p.last_seq);
     else s += fmt::format(" [seq {}-]", *p.first_seq);

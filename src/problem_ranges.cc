@@ -69,8 +69,13 @@ void fill_problem_ranges(VerifyDetail& d, Fs& fs) {
     const SegmentDetail& sd = d.segments[i];
     if (!sd.header_ok && (p.kind == "segment_header" || p.kind == "metadata_slots" || p.kind == "io_error")) {
       p.first_seq = parse_segment_name(sd.name);
-      if (i + 1 < d.segments.size() && start_of(d.segments[i + 1]) > 0)
-        p.last_seq = start_of(d.segments[i + 1]) - 1;
+      if (i + 1 < d.segments.size() && start_of(d.segments[i + 1]) > 0) {
+        const uint64_t next = start_of(d.segments[i + 1]);
+        // A successor that starts at or before the name's sequence leaves
+        // the file no sequence of the chain: none is affected.
+        if (p.first_seq && next <= *p.first_seq) p.first_seq.reset();
+        else p.last_seq = next - 1;
+      }
       if (p.kind == "segment_header" && p.expected.empty()) {
         uint8_t h[kFixedSize];
         auto f = open_shedding(fs, path_join(d.dir, sd.name), OpenMode::read);
