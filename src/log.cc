@@ -7,6 +7,7 @@
 #include "alog/scanner.h"
 #include "file_cache.h"
 #include "log_impl.h"
+#include "lost_found.h"
 
 namespace alog {
 
@@ -197,11 +198,7 @@ Status LogImpl::load_segments(bool writer) {
     ALOG_ASSIGN(lock_, fs_->lock(path_join(dir_, std::string(kLockName))));
     // Recovery may have to save bytes in lost+found/: refuse a link there
     // before anything in the directory changes.
-    ALOG_ASSIGN(FileStat lf, fs_->stat(path_join(dir_, std::string(kLostFoundName))));
-    if (lf.is_symlink || (lf.exists && !lf.is_dir))
-      return Status(Errc::not_a_log, std::string(lf.is_symlink ? "is a symbolic link" : "is not a directory") +
-                                         "; refusing to save removed bytes there")
-          .at(path_join(dir_, std::string(kLostFoundName)));
+    ALOG_TRY(check_lost_found(*fs_, dir_).status());
   }
   ALOG_ASSIGN(auto names, fs_->list(dir_));
   std::sort(names.begin(), names.end());

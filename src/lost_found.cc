@@ -36,16 +36,10 @@ std::string lost_found(const std::string& dir) {
   return path_join(dir, std::string(format::kLostFoundName));
 }
 
-// lost+found/ must be a directory of the log itself: a link there would
-// send removed bytes (and their manifests) wherever it points.
 Status ensure_dir(Fs& fs, const std::string& dir) {
+  ALOG_ASSIGN(bool exists, check_lost_found(fs, dir));
+  if (exists) return {};
   const std::string lf = lost_found(dir);
-  ALOG_ASSIGN(FileStat st, fs.stat(lf));
-  if (st.is_symlink || (st.exists && !st.is_dir))
-    return Status(Errc::not_a_log, std::string(st.is_symlink ? "is a symbolic link" : "is not a directory") +
-                                       "; refusing to save removed bytes there")
-        .at(lf);
-  if (st.exists) return {};
   ALOG_TRY(fs.mkdir(lf));
   return fs.sync_dir(dir);
 }
@@ -133,6 +127,16 @@ Result<uint64_t> copy_data(File& file, File& out, uint64_t from, uint64_t len) {
 }
 
 }  // namespace
+
+Result<bool> check_lost_found(Fs& fs, const std::string& dir) {
+  const std::string lf = lost_found(dir);
+  ALOG_ASSIGN(FileStat st, fs.stat(lf));
+  if (st.is_symlink || (st.exists && !st.is_dir))
+    return Status(Errc::not_a_log, std::string(st.is_symlink ? "is a symbolic link" : "is not a directory") +
+                                       "; refusing to save removed bytes there")
+        .at(lf);
+  return st.exists;
+}
 
 Result<std::string> save_tail(Fs& fs, const std::string& dir, File& file, const std::string& name,
                               uint64_t from, const std::string& reason, uint64_t now_ms,

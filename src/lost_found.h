@@ -33,6 +33,12 @@ struct SalvageManifest {
   const std::vector<ByteRange>* unreadable = nullptr;
 };
 
+// lost+found/ must be a directory of the log itself: a link there would
+// send removed bytes (and their manifests) wherever it points. Refuses a
+// link or any other file at DIR/lost+found (Errc::not_a_log); returns
+// whether the directory exists.
+Result<bool> check_lost_found(Fs& fs, const std::string& dir);
+
 // Copies [from, end of file) of segment `name` (open as `file`) to
 // DIR/lost+found/NAME@FROM.MS.RAND.bin plus its .json manifest (source,
 // offset, length, generation of the source's header or null, reason, lost
