@@ -269,4 +269,10 @@ Status not_regular(const std::string& path, mode_t mode, const char* want) {
       .at(path);
 }
 
+Status shared_inode(const std::string& path, nlink_t links) {
+  return Status(Errc::not_a_log, "has " + std::to_string(links) +
+                                     " hard links; alog writes only files no other name shares")
+      .at(path);
+}
+
 }  // namespace alog::detail

@@ -78,4 +78,11 @@ const char* kind_of(mode_t mode);
 // link there and never opens anything but a regular file.
 Status not_regular(const std::string& path, mode_t mode, const char* want = "a regular file");
 
+// A file to be written that another name shares (a hard link): writing it
+// would change the other name's file too.
+Status shared_inode(const std::string& path, nlink_t links);
+
+// PosixFs::probe_write (posix_probe.cc).
+Status probe_write(const std::string& path, WriteUse use);
+
 }  // namespace alog::detail

@@ -25,14 +25,7 @@ using detail::At;
 using detail::not_regular;
 using detail::place_of;
 using detail::resolve;
-
-// A file to be written that another name shares (a hard link): writing it
-// would change the other name's file too.
-Status shared_inode(const std::string& path, nlink_t links) {
-  return Status(Errc::not_a_log, "has " + std::to_string(links) +
-                                     " hard links; alog writes only files no other name shares")
-      .at(path);
-}
+using detail::shared_inode;
 
 class PosixFile final : public File {
  public:
@@ -345,6 +338,8 @@ class PosixFs final : public Fs {
     if (r != 0) return Status::io_error("statvfs", dir, err);
     return uint64_t(v.f_bavail) * uint64_t(v.f_frsize);
   }
+
+  Status probe_write(const std::string& path, WriteUse use) override { return detail::probe_write(path, use); }
 
   Result<FileStat> stat(const std::string& path) override {
     auto at = resolve(path);

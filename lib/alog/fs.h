@@ -66,6 +66,13 @@ enum class OpenMode : uint8_t {
   create_trunc,  // unlinks any file at the name, then creates it as create_excl does
 };
 
+// How a writing command uses a name, for Fs::probe_write.
+enum class WriteUse : uint8_t {
+  file,       // open(path, read_write): an existing regular file
+  lock,       // lock(path): created when missing
+  directory,  // names created, renamed or removed in it; mkdir(path) when missing
+};
+
 // A log directory held open while it is in use (Fs::anchor); dropping the
 // last holder releases it.
 class DirAnchor {
@@ -107,6 +114,17 @@ class Fs {
   // lock table): callers then ask it beside their other work, on a thread.
   virtual bool is_locked_slow() const { return false; }
   virtual Result<FileStat> stat(const std::string& path) = 0;
+  // The refusal the writing `use` of `path` would meet, found without
+  // changing anything (nothing is created, opened for writing or locked):
+  // a link or special file, more than one hard link, another file system,
+  // no write permission (on the file, or on the directory that would
+  // create it) and a read-only file system. The same error the real call
+  // gives; whether a lock is held is not asked. By default none.
+  virtual Status probe_write(const std::string& path, WriteUse use) {
+    (void)path;
+    (void)use;
+    return {};
+  }
   // Bytes an unprivileged writer may still use on the file system holding
   // `dir` (statvfs's f_bavail); UINT64_MAX when the file system cannot tell.
   virtual Result<uint64_t> available(const std::string& dir) {

@@ -40,6 +40,7 @@ class ForwardFs : public Fs {
   bool is_locked_slow() const override { return in_.is_locked_slow(); }
   Result<FileStat> stat(const std::string& p) override { return in_.stat(p); }
   Result<uint64_t> available(const std::string& d) override { return in_.available(d); }
+  Status probe_write(const std::string& p, WriteUse u) override { return in_.probe_write(p, u); }
 
  protected:
   Fs& in_;
