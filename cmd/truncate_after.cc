@@ -39,6 +39,7 @@ int run_truncate_after(const TruncateAfterOptions& o, const Global& g, Log* live
   r.policy = "seq";
   r.seq = seq;
   plan_truncate_after(r, plan_log, seq, live != nullptr);
+  if (!live) check_carry_out(r);
   if (o.dry_run) warn_open_changes(g, o.dir, r.recovered, r.repairs, /*done=*/false);
   if (!o.dry_run && live) {
     Status st = r.records_removed > 0 ? live->truncate_after(seq) : Status();

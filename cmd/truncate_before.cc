@@ -89,6 +89,7 @@ int run_truncate_before(const TruncateBeforeOptions& o, const Global& g, Log* li
   }
   r.seq = cut;
   plan_truncate_before(r, plan_log, cut, live != nullptr);
+  if (!live) check_carry_out(r);
   if (o.dry_run) warn_open_changes(g, o.dir, r.recovered, r.repairs, /*done=*/false);
   if (!o.dry_run && live) {
     Status st = live->truncate_before(cut);

@@ -7,6 +7,7 @@
 
 #include "alog/format.h"
 #include "alog/scanner.h"
+#include "alog/write_plan.h"
 
 namespace alog::cli {
 
@@ -102,6 +103,15 @@ void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq, bool l
   }
   r.removed_first = seq + 1;
   finish(r, log, first, seq + 1, live);
+}
+
+void check_carry_out(const TruncateResult& r) {
+  (void)load_options(r.path, {});
+  WritePlan w;
+  w.write_open = true;
+  w.lost_found = r.recovered.has_value();
+  w.names = !r.removed_files.empty() || !r.repairs.empty();
+  if (Status st = check_write_plan(r.path, w); !st) fail(st, r.path);
 }
 
 std::unique_ptr<Log> open_to_carry_out(const Global& g, TruncateResult& r,

@@ -31,6 +31,14 @@ void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut, bool 
 // truncate_after(seq) on `log`. Fails with out_of_bounds outside the log.
 void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq, bool live = false);
 
+// Every refusal carrying out the plan `r` would meet, made without changing
+// anything, by the dry run and by the real run before its first change (a
+// Failure then): alog.json as the write open reads it, then the lock file,
+// lost+found/, every segment and DIR itself as the write open and the
+// truncation would write them (alog/write_plan.h). Not whether the lock is
+// held.
+void check_carry_out(const TruncateResult& r);
+
 // The real run: opens DIR for writing (which carries out r.recovered, now
 // with its lost+found/ name) and returns the log.
 std::unique_ptr<Log> open_to_carry_out(const Global& g, TruncateResult& r,

@@ -10,6 +10,7 @@
 #include "alog/interrupt.h"
 #include "alog/log.h"
 #include "alog/verify.h"
+#include "alog/write_plan.h"
 #include "lost_found.h"
 #include "recover_plan.h"
 #include "salvage.h"
@@ -68,6 +69,19 @@ void add_salvage_actions(const SalvagePlan& plan, RecoverReport& rep) {
   }
 }
 
+// What carrying out the actions writes: each is done under the lock, and
+// the ordinary open for writing follows (every segment opened for writing).
+WritePlan write_plan_of(const RecoverReport& rep) {
+  WritePlan w;
+  w.lock = false;  // checked and taken already
+  w.write_open = true;
+  for (const RecoverAction& a : rep.actions) {
+    if (a.action == "cut" || a.action == "salvage") w.lost_found = true;
+    if (a.action != "cut") w.names = true;  // removals, renames, a salvage's new segments
+  }
+  return w;
+}
+
 // The cut of a torn tail at B inside the active segment (bytes after B already
 // saved): FORMAT.md "Cutting at a boundary B".
 Status cut_segment(const Ctx& c, const SegmentDetail& sd, const WalkState& b) {
@@ -109,6 +123,9 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
   // Every change below (lock, cuts, lost+found/, salvage) is made in the
   // directory opened here, whatever DIR names meanwhile.
   ALOG_ASSIGN(std::shared_ptr<DirAnchor> anchor, fs.anchor(dir));
+  // The lock file's refusals first, for both runs: the dry run takes no lock
+  // (nor creates LOCK), the real run takes it right after.
+  ALOG_TRY(check_write_plan(dir, WritePlan{}, &fs));
   std::unique_ptr<FileLock> lock;
   if (!opt.dry_run) {
     ALOG_ASSIGN(lock, fs.lock(path_join(dir, std::string(kLockName))));
@@ -146,7 +163,11 @@ Result<RecoverReport> recover(const std::string& dir, const RecoverOptions& opt)
       rep.records_dropped += a.records_dropped;
       rep.bytes_dropped += a.bytes_dropped;
     }
-  if (opt.dry_run || rep.refused || rep.actions.empty()) return rep;
+  if (rep.refused || rep.actions.empty()) return rep;
+  // Every refusal a step would meet, before the first step: a real run that
+  // fails has changed nothing, and the dry run fails alike.
+  ALOG_TRY(check_write_plan(dir, write_plan_of(rep), &fs));
+  if (opt.dry_run) return rep;
   // From here files change: an interrupt no longer stops the reads (the
   // report must say what was done).
   NoInterrupts carry_on;

@@ -12,4 +12,5 @@
 #include "alog/scanner.h"
 #include "alog/status.h"
 #include "alog/verify.h"
+#include "alog/write_plan.h"
 #include "alog/writer.h"
