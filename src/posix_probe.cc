@@ -66,7 +66,7 @@ Status probe_write(const std::string& path, WriteUse use) {
   if (use == WriteUse::directory) {
     // mkdir refuses an existing link or file; files are then created in it.
     if (!S_ISDIR(st.st_mode)) return not_regular(path, st.st_mode, "a directory");
-    ALOG_TRY(at.check(path, st));
+    ALOG_TRY(at.check(path, place_of(st, at.fd(), at.name(), AT_SYMLINK_NOFOLLOW)));
     if (int e = read_only(at)) return Status::io_error("open", path, e);
     if (int e = denied(at, W_OK | X_OK)) return Status::io_error("open", path, e);
     return {};
@@ -84,7 +84,7 @@ Status probe_write(const std::string& path, WriteUse use) {
   // Then what fstat of the open file shows.
   if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
   if (st.st_nlink != 1) return shared_inode(path, st.st_nlink);
-  return at.check(path, st);
+  return at.check(path, place_of(st, at.fd(), at.name(), AT_SYMLINK_NOFOLLOW));
 }
 
 }  // namespace alog::detail
