@@ -317,7 +317,7 @@ size_t take_records(const FrameWindow& w, uint16_t generation, uint64_t end, uin
     const uint8_t* p = w.at(at);
     const FrameHeader h = decode_frame_header(p);
     if (h.is_checkpoint()) {
-      if (at >= checkpoint_from) break;
+      if (at >= checkpoint_from || !checkpoint_sound(p, generation)) break;
       at += kFrameHeaderSize;
       continue;
     }

@@ -67,6 +67,18 @@ inline bool data_frame_ok(const format::FrameHeader& h, uint16_t generation, uin
          !(h.is_lost() && h.word != 0) && off + format::kFrameHeaderSize + h.word <= end;
 }
 
+// Whether a checkpoint or EOF frame's header (bytes at p) is sound on its
+// own: the checks Walker::step makes of it before those of its running CRC
+// and stride, which need the walk's state (flags are the caller's: a
+// checkpoint, or an EOF). A reader that steps over checkpoints without
+// that state (a Scanner, a rendered scan's part) checks each it meets, and
+// a sealed segment's EOF when it passes it: rare frames, no per-record work.
+// Damage to any byte of such a frame fails one of these checks.
+inline bool checkpoint_sound(const uint8_t* p, uint16_t generation) {
+  return format::get16(p + 8) == generation && format::get16(p + 6) == 0 &&
+         crc32c(p, 12) == format::get32(p + 12);
+}
+
 // A window over [0, limit) of a file. Refills read at least `chunk` bytes.
 class FrameWindow {
  public:
@@ -144,8 +156,9 @@ inline bool next_two_data_frames(const FrameWindow& w, const uint8_t* f, uint64_
 }
 
 // A plain reading's run of records in w from `off` (a Scanner's, a
-// rendered scan's part): checkpoint frames skipped (but for one at or after
-// `checkpoint_from`, which stops the run), data frames (lost ones flagged)
+// rendered scan's part): checkpoint frames checkpoint_sound() skipped (but
+// for one at or after `checkpoint_from`, which stops the run, as does one
+// that is not sound), data frames (lost ones flagged)
 // taken while each lies wholly in the window, before `end`, and passes
 // data_frame_ok against `end`, then their CRCs checked three side by side
 // up to the first mismatch. At most `max` records, numbered from `seq`,

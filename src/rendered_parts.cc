@@ -24,6 +24,7 @@ void cut(Part first, uint64_t part_bytes, std::vector<Part>& parts) {
     next.limit = p.limit;
     next.seg_next = p.seg_next;
     next.tail = p.tail;
+    next.sealed = p.sealed;
     next.search = at;
     p.until = at;
     parts.push_back(std::move(p));
@@ -38,6 +39,16 @@ bool in_window(const FrameWindow& w, uint64_t off) {
   if (!w.holds(off, kFrameHeaderSize)) return false;
   const FrameHeader h = decode_frame_header(w.at(off));
   return !h.is_data() || w.holds(off, kFrameHeaderSize + uint64_t{h.word});
+}
+
+// Whether the EOF at a sealed segment's EOF position `at` is sound on its
+// own, as a Scanner checks it when it passes (a read error: not, for the
+// Scanner to report).
+bool sealed_eof_sound(const Segment& seg, uint64_t at) {
+  uint8_t b[kFrameHeaderSize];
+  auto got = seg.file().pread(b, sizeof b, at);
+  return got.is_ok() && *got == sizeof b && get16(b + 10) == (kFlagCheckpoint | kFlagEof) &&
+         checkpoint_sound(b, seg.generation());
 }
 
 // A part of confirmed records, read as a Scanner reads them (take_records),
@@ -67,7 +78,7 @@ void read_confirmed(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptio
     // go on), the checkpoint that ends the part, or a frame a Scanner would
     // not take here (the part ends there).
     if (in_window(w, off)) {
-      if (decode_frame_header(w.at(off)).is_checkpoint()) {
+      if (decode_frame_header(w.at(off)).is_checkpoint() && checkpoint_sound(w.at(off), gen)) {
         p.complete = true;
         p.end = off + kFrameHeaderSize;
       }
@@ -77,7 +88,9 @@ void read_confirmed(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptio
     const FrameHeader h = decode_frame_header(w.at(off));
     if (h.is_data() && !w.ensure(off, kFrameHeaderSize + uint64_t{h.word})) break;
   }
-  if (off >= p.limit && !lost) {
+  // A sealed segment's end counts only with its EOF sound (else the
+  // Scanner going on from here meets it, and reports it).
+  if (off >= p.limit && !lost && (!p.sealed || sealed_eof_sound(*p.seg, p.limit))) {
     p.complete = true;
     p.end = p.limit;
   }
@@ -163,7 +176,8 @@ void read_tail(Part& p, Reader& rd, FrameWindow& w, const RenderedScanOptions& o
 
 }  // namespace
 
-bool plan_confirmed(const SegmentPtr& seg, uint64_t from, uint64_t part_bytes, std::vector<Part>& parts) {
+bool plan_confirmed(const SegmentPtr& seg, bool sealed, uint64_t from, uint64_t part_bytes,
+                    std::vector<Part>& parts) {
   const Segment::Range r = seg->range();
   if (seg->reaped()) return false;
   Part p;
@@ -172,6 +186,7 @@ bool plan_confirmed(const SegmentPtr& seg, uint64_t from, uint64_t part_bytes, s
   p.limit = r.end;
   p.seg_next = r.next;
   p.known = true;
+  p.sealed = sealed;
   if (from <= r.first) {
     p.start = WalkState{r.read_offset, r.first, r.read_crc, r.read_pending, false};
   } else {

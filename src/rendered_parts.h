@@ -30,6 +30,7 @@ struct Part {
   uint64_t seg_next = 0;  // the segment's next sequence when planned (not for a tail part)
   bool known = false;     // begins at `start`: a segment's read offset, `from`, a walk's boundary
   bool tail = false;      // a part of the unsynced tail, read by a walk
+  bool sealed = false;    // of a sealed segment: its EOF follows `limit`, checked when reached
   uint64_t search = 0;    // not known: where its checkpoint is looked for
   uint64_t until = 0;     // it ends on a checkpoint at or after this (the limit: at the limit)
   // The worker's results (start also planned, when known).
@@ -57,10 +58,12 @@ struct Reader {
 };
 
 // Adds to parts the records of seg from `from` (or its first) to its
-// committed end, in parts about part_bytes long. False (nothing added)
+// committed end, in parts about part_bytes long; `sealed`: seg is not the
+// active segment, and the part that reaches its end checks its EOF. False (nothing added)
 // when the segment was recycled, or the frame of `from` cannot be found
 // (the Scanner reports why).
-bool plan_confirmed(const SegmentPtr& seg, uint64_t from, uint64_t part_bytes, std::vector<Part>& parts);
+bool plan_confirmed(const SegmentPtr& seg, bool sealed, uint64_t from, uint64_t part_bytes,
+                    std::vector<Part>& parts);
 // Adds to parts seg's unsynced tail from the walk's batch boundary `at` to
 // the end of the file, in parts about part_bytes long.
 void plan_tail(const SegmentPtr& seg, const WalkState& at, uint64_t part_bytes, std::vector<Part>& parts);

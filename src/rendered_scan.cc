@@ -240,7 +240,7 @@ Result<std::unique_ptr<Scanner>> scan_rendered(const Log& log, uint64_t from, co
   for (const SegmentPtr& seg : *view) {
     const Segment::Range r = seg->range();
     if (r.next <= from || r.next <= r.first) continue;
-    if (!plan_confirmed(seg, from, part_bytes, parts)) break;
+    if (!plan_confirmed(seg, seg != view->back(), from, part_bytes, parts)) break;
   }
   if (at) plan_tail(view->back(), *at, part_bytes, parts);
   Run::Resume resume;

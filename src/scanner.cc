@@ -67,6 +67,11 @@ class ScannerImpl {
     file_ = seg_->path();
   }
   bool next_in_window();
+  // At the end of a sealed segment's records: the frames from off_ to its
+  // EOF position r.end are checkpoints, then the EOF, each sound on its
+  // own (checkpoint_sound: a reader keeps no running CRC to check them
+  // further). Once per segment. corrupt at the first that is not; io.
+  Status check_sealed_end(const Segment::Range& r);
   // The window's frames from off_ that pass next()'s checks, as many as out
   // can take, in one loop (the cut count and the bounds checked once); the
   // last becomes the current record. The caller checks for a recycle or cut
@@ -155,6 +160,7 @@ inline bool ScannerImpl::next_in_window() {
     p = win_->at(off);
     h = decode_frame_header(p);
     if (!h.is_checkpoint()) break;
+    if (!checkpoint_sound(p, seg_->generation())) return false;  // next() reports it
     off += kFrameHeaderSize;
   }
   const uint64_t after = off + kFrameHeaderSize + h.word;
@@ -215,11 +221,24 @@ Result<bool> ScannerImpl::next_slow() {
     // The committed range only grows while nothing is cut (cuts are caught
     // above): re-read it, under the segment's lock, only at its known end.
     if (off_ >= r_.end || pos_ >= r_.next) r_ = seg_->range();
+    // The cut of a truncate_after is noted before the range shrinks, so the
+    // cached range can still be the old one: look again before reporting damage.
+    auto range_moved = [&] {
+      Segment::Range now = seg_->range();
+      bool moved = now.end != r_.end || now.next != r_.next;
+      r_ = now;
+      return moved;
+    };
     const Segment::Range& r = r_;
     if (off_ >= r.end || pos_ >= r.next) {
       // End of this segment: move on if a later one holds pos_.
       auto v = log_->view();
       if (!v->empty() && v->back() != seg_ && pos_ >= r.next) {
+        Status st = check_sealed_end(r);
+        if (st.is(Errc::corrupt) && !seg_->header_unchanged())
+          return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+        if (st.is(Errc::corrupt) && range_moved()) continue;
+        if (!st.is_ok()) return st;
         seg_.reset();
         continue;
       }
@@ -236,14 +255,6 @@ Result<bool> ScannerImpl::next_slow() {
       seg_.reset();
       continue;
     }
-    // The cut of a truncate_after is noted before the range shrinks, so the
-    // cached range can still be the old one: look again before reporting damage.
-    auto range_moved = [&] {
-      Segment::Range now = seg_->range();
-      bool moved = now.end != r_.end || now.next != r_.next;
-      r_ = now;
-      return moved;
-    };
     win_->set_limit(r.end);
     if (!win_->ensure(off_, kFrameHeaderSize)) {
       if (!win_->error().is_ok()) return win_->error();
@@ -252,6 +263,12 @@ Result<bool> ScannerImpl::next_slow() {
     }
     FrameHeader h = decode_frame_header(win_->at(off_));
     if (h.is_checkpoint()) {
+      if (!checkpoint_sound(win_->at(off_), seg_->generation())) {
+        if (!seg_->header_unchanged())
+          return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
+        if (range_moved()) continue;
+        return corrupt_record(*seg_, off_, pos_, "damaged checkpoint frame");
+      }
       off_ += kFrameHeaderSize;
       continue;
     }
@@ -279,6 +296,26 @@ Result<bool> ScannerImpl::next_slow() {
       return Status(Errc::segment_reaped, seg_->path() + ": segment was recycled").at(seg_->path());
     accept(p, h);
     return true;
+  }
+}
+
+Status ScannerImpl::check_sealed_end(const Segment::Range& r) {
+  win_->set_limit(r.end + kFrameHeaderSize);
+  for (uint64_t at = off_;; at += kFrameHeaderSize) {
+    const bool eof = at >= r.end;
+    if (!win_->ensure(at, kFrameHeaderSize)) {
+      if (!win_->error().is_ok()) return win_->error();
+      return corrupt_record(*seg_, at, pos_, "truncated header");
+    }
+    const uint8_t* p = win_->at(at);
+    const uint16_t flags = get16(p + 10);
+    if (flags != (eof ? kFlagCheckpoint | kFlagEof : kFlagCheckpoint))
+      return corrupt_record(*seg_, at, pos_,
+                            std::string(eof ? "expected the EOF" : "expected a checkpoint or the EOF") +
+                                ", found " + frame_kind_name(flags));
+    if (!checkpoint_sound(p, seg_->generation()))
+      return corrupt_record(*seg_, at, pos_, eof ? "damaged EOF frame" : "damaged checkpoint frame");
+    if (eof) return {};
   }
 }
 
