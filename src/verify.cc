@@ -109,56 +109,7 @@ Result<VerifyDetail> verify_once(const std::string& path, const VerifyOptions& o
   // Headers and slots of every segment.
   std::vector<Loaded> segs;
   for (const auto& n : names) {
-    Loaded l;
-    l.name = n;
-    l.name_start = parse_segment_name(n).value_or(0);
-    std::string p = path_join(dir, n);
-    ALOG_ASSIGN(auto f, open_shedding(fs, p, OpenMode::read));
-    l.file = cache_segment_file(fs, p, OpenMode::read, std::move(f));
-    ALOG_ASSIGN(l.length, l.file->size());
-    uint8_t hdr[kHeaderSize];
-    auto read = l.file->pread(hdr, kHeaderSize, 0);
-    if (!read.is_ok() && is_read_error(read.status())) {
-      // An unreadable sector: damage, as salvage treats it (step 4).
-      rep.problems.push_back(problem(n, 0, "io_error", Classification::corruption,
-                                     "segment header: read error (" + read.status().message() + ")"));
-      segs.push_back(std::move(l));
-      continue;
-    }
-    ALOG_ASSIGN(size_t got, std::move(read));
-    if (got < kHeaderSize) {
-      rep.problems.push_back(problem(n, 0, "segment_header", Classification::corruption,
-                                     "file has " + std::to_string(l.length) +
-                                         " bytes, less than the 192-byte segment header",
-                                     "192 bytes", std::to_string(l.length) + " bytes"));
-      segs.push_back(std::move(l));
-      continue;
-    }
-    HeaderError he = decode_segment_header(hdr, &l.h);
-    if (he != HeaderError::none) {
-      rep.problems.push_back(problem(n, 0, "segment_header", Classification::corruption,
-                                     header_error_text(he)));
-      segs.push_back(std::move(l));
-      continue;
-    }
-    l.slots = choose_slot(hdr, l.h.start_sequence);
-    if (l.slots.winner < 0) {
-      rep.problems.push_back(problem(n, 0, "metadata_slots", Classification::corruption,
-                                     l.slots.error));
-      segs.push_back(std::move(l));
-      continue;
-    }
-    l.header_ok = true;
-    int loser = 1 - l.slots.winner;
-    if (l.slots.state[loser] == SlotState::invalid)
-      rep.problems.push_back(problem(n, kSlotAOffset + uint64_t(loser) * kSlotSize, "slot_warning",
-                                     Classification::warning,
-                                     std::string("losing slot ") + (loser ? "B" : "A") +
-                                         " is invalid: " + l.slots.why[loser]));
-    if (st.is_dir && segment_name(l.h.start_sequence) != n)
-      rep.problems.push_back(problem(n, 8, "name_mismatch", Classification::warning,
-                                     "file name disagrees with the header's start sequence",
-                                     segment_name(l.h.start_sequence), n));
+    ALOG_ASSIGN(Loaded l, load_segment(fs, dir, n, st.is_dir, rep.problems));
     segs.push_back(std::move(l));
   }
   // Log order: by header start sequence; unreadable headers by their name.

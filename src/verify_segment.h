@@ -42,6 +42,13 @@ struct SegmentWalk {
   uint64_t log_next = 0;    // the log's next sequence, were it the last segment
 };
 
+// Reads the header and slots of segment file `name` in dir (in_dir: dir is
+// the log directory verify was given, not a file's): header_ok when both
+// are sound, else the problem they make in `problems`, as do an invalid
+// losing slot and a name that disagrees with the header. Errors: io.
+Result<Loaded> load_segment(Fs& fs, const std::string& dir, const std::string& name, bool in_dir,
+                            std::vector<Problem>& problems);
+
 Problem problem(const std::string& file, std::optional<uint64_t> off, std::string kind,
                 Classification c, std::string message, std::string expected = {},
                 std::string found = {});

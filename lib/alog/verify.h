@@ -113,6 +113,17 @@ struct VerifyOptions {
 // damage); damage is in the report.
 Result<VerifyReport> verify(const std::string& path, const VerifyOptions& options = {});
 
+// The problems verify() reports for one segment file `name` of the log
+// directory `dir`, from the segment alone: its header and slots, then its
+// walk as verify walks it (active when no segment file of dir sorts after
+// it), with the same values (kind, message, expected, found, cut_at,
+// first_seq, last_seq) and in the same order; what only the whole log shows
+// (sequence gaps between segments, runs of lost records) is left out. For a
+// reader that met damage in that segment and reports it as verify would.
+// Errors as verify()'s.
+Result<std::vector<Problem>> verify_segment(const std::string& dir, const std::string& name,
+                                            const VerifyOptions& options = {});
+
 // Sequences [first, last], and why (for lost ones).
 struct SeqRange {
   uint64_t first = 0, last = 0;
