@@ -326,7 +326,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
         const Status& st = more.status();
         std::optional<Problem> pr;
         if (st.code() == Errc::corrupt && !st.path().empty())
-          pr = diagnose_stop(st.path(), Classification::corruption);
+          pr = problem_met(o.dir, st.path(), st.offset(), Classification::corruption);
         if (!pr) fail(st, o.dir);
         p.problem(*pr);
         p.flush();
@@ -350,6 +350,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
       // A corrupt header or a gap ends the readable records.
       p.flush();  // before the problem report_read_damage prints
       if (auto exit = report_read_damage(g, *log, o.dir, pos)) return *exit;
+      if (auto exit = report_open_damage(g, *log, o.dir)) return *exit;
       fail(log->damage(), o.dir);
     }
     if (!reaped && !torn_warned && !log->torn_tail().empty() && !writer_active(o.dir)) {
@@ -360,7 +361,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
       size_t at = t.find(".seg:");
       std::string file = at == std::string::npos ? o.dir : t.substr(0, at + 4);
       std::optional<Problem> pr;
-      if (at != std::string::npos) pr = diagnose_stop(file, Classification::torn_tail);
+      if (at != std::string::npos) pr = problem_met(o.dir, file, std::nullopt, Classification::torn_tail);
       if (pr) {
         p.problem(*pr);
         warn(g, file, pr->offset, "torn tail (" + pr->kind + "), treated as the end of the log");
@@ -431,7 +432,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
 // cat --salvage: the log as recover --force would leave it, read without
 // changing a byte; one problem per damage first (JSON objects, text on
 // standard error), then records and lost runs. Exit 4 when damage was found.
-int cat_salvaged(const CatOptions& o, Printer& p) {
+int cat_salvaged(const CatOptions& o, const Global& g, Printer& p) {
   require_log_dir(o.dir);
   RecoverOptions ro = salvage_log_options(o.dir);
   Range r = resolve(o, 0, [] { return uint64_t{0}; });
@@ -452,6 +453,13 @@ int cat_salvaged(const CatOptions& o, Printer& p) {
   // reports a problem when it meets it.
   {
     for (const Problem& pr : rep->damage.problems) {
+      if (pr.classification == Classification::torn_tail) {
+        // As a reading cat reports it: the end of the log, not damage.
+        p.problem(pr);
+        p.flush();
+        warn(g, path_join(o.dir, pr.file), pr.offset, "torn tail (" + pr.kind + "), treated as the end of the log");
+        continue;
+      }
       if (pr.classification != Classification::corruption) continue;
       p.problem(pr);
       p.flush();
@@ -472,7 +480,7 @@ int run_cat_with(const CatOptions& o, const Global& g, Printer& p) {
     if (o.follow || o.last || o.cursor_file)
       throw UsageError("--salvage cannot be combined with -f, --last or --cursor-file");
     if (is_regular_file(o.dir)) throw UsageError("--salvage reads a log directory, not a segment file");
-    return cat_salvaged(o, p);
+    return cat_salvaged(o, g, p);
   }
   if (is_regular_file(o.dir)) return cat_segment(o, g, p);
   return cat_dir(o, g, p);

@@ -13,11 +13,26 @@
 namespace alog::cli {
 
 // When `log` (opened read-only from `dir`) has damage that ends its readable
-// records and `seq` lies past them but inside the range verify reports:
+// records and `seq` lies past them but inside the range verify reports
+// (before its next sequence, or in a problem's sequences: one without a
+// last sequence reaches to the end):
 // prints verify's problem for that damage (with --json the object
 // {"type":"problem",...} on standard output; always the line
 // "alog: FILE:OFFSET: corruption: KIND: MESSAGE" on standard error) and
 // returns 4. nullopt otherwise.
 std::optional<int> report_read_damage(const Global& g, const Log& log, const std::string& dir, uint64_t seq);
+
+// verify's problem for damage a read met in the segment file at `path` (in
+// the log directory `dir`), at `offset` when known: of that segment's
+// problems (alog::verify_segment, the values verify reports) of
+// classification `cls`, the one at `offset`, else the first. nullopt when
+// verify finds none there (the damage moved, or was repaired).
+std::optional<Problem> problem_met(const std::string& dir, const std::string& path,
+                                   std::optional<uint64_t> offset, Classification cls);
+
+// The problem for log.damage() (the damage that ended a read-only open's
+// readable records), reported as report_read_damage reports one: 4. nullopt
+// when verify finds none there.
+std::optional<int> report_open_damage(const Global& g, const Log& log, const std::string& dir);
 
 }  // namespace alog::cli

@@ -153,7 +153,13 @@ int run_seek(const SeekOptions& o, const Global& g) {
     require_walkable(seg);
     r = locate(seg, holder, seq, path);
     r.next_seq = next;
-    if (!r.found) problem = stop_problem(o.path, r, last, seg);
+    if (!r.found) {
+      problem = stop_problem(o.path, r, last, seg);
+    } else if (const Status& d = log->damage(); !d.is_ok() && base_name(d.path()) == holder) {
+      // The segment holding the record is damaged where the lookup does not
+      // look (a synced offset past the end of its file): verify's problem.
+      problem = problem_met(o.path, d.path(), d.offset(), Classification::corruption);
+    }
   }
   return print_seek(o, g, seq, r, problem);
 }
@@ -163,7 +169,7 @@ int run_seek(const SeekOptions& o, const Global& g) {
 int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekResult& r,
                const std::optional<Problem>& problem, const Json* salvage, const std::string& note) {
   PayloadEncoding enc = parse_payload_encoding(o.payload);
-  bool ok = r.found && r.computed_crc == r.h.crc;
+  bool ok = r.found && r.computed_crc == r.h.crc && !problem;
   int exit = ok ? kExitOk : kExitDamaged;
   if (g.json()) {
     Json j = summary_head(exit);
@@ -212,7 +218,7 @@ int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekRe
                          walked));
   else
     out_line("no checkpoint before it; " + walked);
-  if (problem) {
+  if (problem && !r.found) {
     out_line(problem_text(*problem, o.path, use_color_stdout()));
     return exit;
   }
@@ -223,6 +229,7 @@ int print_seek(const SeekOptions& o, const Global& g, uint64_t seq, const SeekRe
     print_payload(r.payload, enc);
   }
   if (!note.empty()) out_line(note);
+  if (problem) out_line(problem_text(*problem, o.path, use_color_stdout()));
   return exit;
 }
 

@@ -41,31 +41,4 @@ inspect::Frame next_frame(inspect::FrameWalker& w, const SegmentFile& seg) {
   return std::move(f).value();
 }
 
-std::optional<Problem> diagnose_stop(const std::string& path, Classification cls) {
-  SegmentFile seg = open_segment_file(path);
-  if (!seg.walkable()) return std::nullopt;
-  inspect::FrameWalker w(seg, /*read_payloads=*/true);
-  while (true) {
-    inspect::Frame f = next_frame(w, seg);
-    if (f.eof()) return std::nullopt;
-    if (f.stops()) {
-      Problem p;
-      p.file = base_name(path);
-      p.offset = f.offset;
-      p.cut_at = w.boundary_offset();
-      p.first_seq = w.boundary_sequence();
-      if (cls == Classification::corruption && f.offset < seg.winner().synced_offset &&
-          seg.winner().synced_sequence > 0)
-        p.last_seq = seg.winner().synced_sequence - 1;
-      p.kind = f.problem;
-      p.classification = cls;
-      p.expected = f.expected;
-      p.found = f.found;
-      p.message = f.message;
-      return p;
-    }
-    check_interrupted();
-  }
-}
-
 }  // namespace alog::cli

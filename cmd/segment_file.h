@@ -29,10 +29,4 @@ void require_walkable(const SegmentFile& seg);
 // The next frame of a walk; a Failure on a read error.
 inspect::Frame next_frame(inspect::FrameWalker& w, const SegmentFile& seg);
 
-// Describes where the walk of the segment at `path` stops, as verify would:
-// walks from the winning slot's read offset to the first frame that stops
-// it. Used when a reader met damage and only knows the file and offset.
-// nullopt when the walk finds no stop (the damage moved, or was repaired).
-std::optional<Problem> diagnose_stop(const std::string& path, Classification cls);
-
 }  // namespace alog::cli
