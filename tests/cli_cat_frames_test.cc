@@ -62,7 +62,7 @@ void check_cat_reports(const std::string& d, uint64_t offset, const std::string&
 
 TEST_CASE("cat reports a checkpoint of a sealed segment with a reserved byte set, as verify does") {
   TempDir t;
-  std::string d = damaged(t, [](const std::string& d) { set_byte(seg(d, 40), kCheckpoint + 7, 0x72); });
+  std::string d = damaged(t, [](const std::string& log) { set_byte(seg(log, 40), kCheckpoint + 7, 0x72); });
   check_cat_reports(d, kCheckpoint, "reserved_bytes");
   // The records before the checkpoint's batch are printed, none after it.
   RunResult c = run_alog("cat --seq " + shq(d));
@@ -72,18 +72,18 @@ TEST_CASE("cat reports a checkpoint of a sealed segment with a reserved byte set
 
 TEST_CASE("cat reports a damaged EOF frame of a sealed segment, as verify does") {
   TempDir t;
-  std::string d = damaged(t, [](const std::string& d) { flip_bit(seg(d, 40), kEof + 13, 2); });
+  std::string d = damaged(t, [](const std::string& log) { flip_bit(seg(log, 40), kEof + 13, 2); });
   check_cat_reports(d, kEof, "frame_crc");
 }
 
 TEST_CASE("cat reports the last checkpoint before a sealed EOF with broken flags, as verify does") {
   TempDir t;
-  std::string d = damaged(t, [](const std::string& d) { set_byte(seg(d, 80), kLastCheckpoint + 10, 0x80); });
+  std::string d = damaged(t, [](const std::string& log) { set_byte(seg(log, 80), kLastCheckpoint + 10, 0x80); });
   check_cat_reports(d, kLastCheckpoint, "bad_flags");
 }
 
 TEST_CASE("cat reports a damaged checkpoint of the active segment before its synced offset, as verify does") {
   TempDir t;
-  std::string d = damaged(t, [](const std::string& d) { flip_bit(seg(d, 160), 1072 + 2, 0); });
+  std::string d = damaged(t, [](const std::string& log) { flip_bit(seg(log, 160), 1072 + 2, 0); });
   check_cat_reports(d, 1072, "frame_crc");
 }

@@ -100,7 +100,8 @@ TEST_CASE("cat and seek report a synced offset past the end of the active segmen
   CHECK(p["kind"] == "synced_offset");
   CHECK(p["offset"] == 5000);
   bool verify_has_it = false;
-  for (json q : json::parse(v.out)["problems"]) {
+  const json verified = json::parse(v.out);
+  for (json q : verified["problems"]) {
     q.erase("type");
     json mine = p;
     mine.erase("type");

@@ -101,7 +101,12 @@ TEST_CASE("cat and seek read a sealed segment whose synced data is missing up to
   json p = json::parse(c.out.substr(c.out.rfind('{')));
   CHECK(p["type"] == "problem");
   CHECK(p["file"] == "00000000000000000080.seg");
-  CHECK(run_alog("seek " + shq(d) + " " + std::to_string(first_lost - 1)).exit_code == 0);
+  // A record before the damage is found, and its segment's damage reported (exit 4).
+  RunResult before = run_alog("--json seek " + shq(d) + " " + std::to_string(first_lost - 1));
+  CHECK(before.exit_code == 4);
+  json found = json::parse(before.out);
+  CHECK(found["crc_status"] == "ok");
+  CHECK(found["problem"]["file"] == "00000000000000000080.seg");
   RunResult s = run_alog("seek " + shq(d) + " 130");
   CHECK(s.exit_code == 4);
   CHECK(s.err.find("00000000000000000080.seg:") != std::string::npos);
