@@ -258,9 +258,10 @@ TEST_CASE("another user whose connection the socket's mode refuses fails with pe
   // nobody may reach the directory; the socket keeps its mode 0600.
   REQUIRE(::chmod(t.path().c_str(), 0755) == 0);
   REQUIRE(::chmod(d.c_str(), 0755) == 0);
-  for (const char* cmd : {"truncate-before --keep 1", "truncate-after 5", "roll"}) {
-    CAPTURE(cmd);
-    RunResult r = run(as_nobody + alog_cli() + " --json " + cmd + " " + shq(d));
+  for (const std::string& cmd : {"truncate-before --keep 1 " + shq(d), "truncate-after " + shq(d) + " 5",
+                                 "roll " + shq(d)}) {
+    RunResult r = run(as_nobody + alog_cli() + " --json " + cmd);
+    INFO(cmd << ": " << r.err);
     CHECK(r.exit_code == 8);
     json j = json::parse(r.out);
     CHECK(j["error"]["code"] == "permission_denied");
