@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <string>
 
 #include "support/util.h"
@@ -37,6 +39,22 @@ inline void check_one_line_error(const RunResult& r, const std::string& path) {
   CHECK(count_lines(r.err) == 1);
   CHECK(r.err.rfind("alog: ", 0) == 0);
   CHECK(r.err.find(path) != std::string::npos);
+}
+
+// The prefix that runs a command as uid and gid 65534 (setpriv, which says
+// on standard error why it could not), or "" after a MESSAGE saying why that
+// cannot be had here: not root, or uid 65534 cannot run the tool.
+inline std::string as_nobody() {
+  if (::geteuid() != 0) {
+    MESSAGE("not root: cannot run as another user");
+    return "";
+  }
+  const std::string prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  if (RunResult probe = run(prefix + alog_cli() + " --version"); probe.exit_code != 0) {
+    MESSAGE("uid 65534 cannot run " << alog_cli() << " here: " << probe.err);
+    return "";
+  }
+  return prefix;
 }
 
 }  // namespace alog::test::cli
