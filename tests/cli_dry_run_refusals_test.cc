@@ -13,7 +13,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <regex>
 
 #include "cli_util.h"
 
@@ -47,9 +46,13 @@ std::map<std::string, std::string> tree_state(const std::string& dir) {
   return m;
 }
 
+// The "code" of the JSON error object on standard output, or "".
 std::string error_code(const RunResult& r) {
-  std::smatch m;
-  return std::regex_search(r.out, m, std::regex("\"error\":\\{\"code\":\"([a-z_]+)\"")) ? m[1].str() : "";
+  const std::string key = "\"error\":{\"code\":\"";
+  const size_t at = r.out.find(key);
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size(), to = r.out.find('"', from);
+  return to == std::string::npos ? "" : r.out.substr(from, to - from);
 }
 
 // `alog --json CMD [-n] DIR ARGS` under `prefix`, killed after 20 s.
