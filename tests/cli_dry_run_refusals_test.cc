@@ -55,24 +55,25 @@ std::string error_code(const RunResult& r) {
   return to == std::string::npos ? "" : r.out.substr(from, to - from);
 }
 
-// `alog --json CMD [-n] DIR ARGS` under `prefix`, killed after 20 s.
-RunResult run_cmd(const std::string& c, bool dry, const std::string& dir, const std::string& prefix = {}) {
-  return run(prefix + "timeout -k 5 20 " + alog_cli() + " --json " + c + (dry ? " -n " : " ") + shq(dir) +
+// `ALOG --json CMD [-n] DIR ARGS`, killed after 20 s.
+RunResult run_cmd(const std::string& c, bool dry, const std::string& dir, const std::string& alog = alog_cli()) {
+  return run("timeout -k 5 20 " + alog + " --json " + c + (dry ? " -n " : " ") + shq(dir) +
              args_for(c));
 }
 
 // The dry run and the real run of every command exit 8 with error code
-// `code`, the real run naming `named`, and neither changes anything in `dir`.
+// `code`, the real run naming `named`, and neither changes anything in `dir`
+// (`alog`: the command that runs the tool).
 void both_refuse(const std::string& dir, const std::string& code, const std::string& named,
-                 const std::vector<std::string>& cmds = kCommands, const std::string& prefix = {}) {
+                 const std::vector<std::string>& cmds = kCommands, const std::string& alog = alog_cli()) {
   for (const auto& c : cmds) {
     const auto before = tree_state(dir);
-    RunResult dry = run_cmd(c, true, dir, prefix);
+    RunResult dry = run_cmd(c, true, dir, alog);
     INFO(c << " -n -> " << dry.exit_code << ": " << dry.out << dry.err);
     CHECK(dry.exit_code == 8);
     CHECK(error_code(dry) == code);
     CHECK(tree_state(dir) == before);
-    RunResult real = run_cmd(c, false, dir, prefix);
+    RunResult real = run_cmd(c, false, dir, alog);
     INFO(c << " -> " << real.exit_code << ": " << real.out << real.err);
     CHECK(real.exit_code == 8);
     CHECK(error_code(real) == code);
@@ -201,7 +202,7 @@ TEST_CASE("a dry run refuses a read-only file system as the real run does") {
 }
 
 TEST_CASE("a dry run as a user who may not write the log refuses as the real run does") {
-  const std::string nobody = as_nobody();
+  const std::string nobody = alog_as_nobody();
   if (nobody.empty()) return;
   TempDir t;
   fs::permissions(t.path(), fs::perms::all);  // nobody may enter t

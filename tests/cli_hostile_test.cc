@@ -30,8 +30,8 @@ const std::vector<Cmd> kCommands = {
     {"truncate-before -n", " 1", true}, {"truncate-after -n", " 0", true},
 };
 
-RunResult run_cmd(const Cmd& c, const std::string& path, const std::string& prefix = "") {
-  return run(prefix + alog_cli() + " " + c.name + " " + shq(path) + c.args_after);
+RunResult run_cmd(const Cmd& c, const std::string& path, const std::string& alog = alog_cli()) {
+  return run(alog + " " + c.name + " " + shq(path) + c.args_after);
 }
 
 // Runs every command on `path` (inside `dir`): the exit status is one of
@@ -121,7 +121,7 @@ TEST_CASE("every command on a huge length field reports damage without changing 
 }
 
 TEST_CASE("every command without permission exits 8 with one line naming the path") {
-  const std::string nobody = as_nobody();
+  const std::string nobody = alog_as_nobody();
   if (nobody.empty()) return;
   TempDir t;
   std::filesystem::permissions(t.path(), std::filesystem::perms::all);  // nobody may enter t
@@ -135,7 +135,7 @@ TEST_CASE("every command without permission exits 8 with one line naming the pat
     check_one_line_error(r, d);
     CHECK(snapshot_tree(d) == before);
   }
-  RunResult a = run(nobody + alog_cli() + " append " + shq(d), "a\n");
+  RunResult a = run(nobody + " append " + shq(d), "a\n");
   CHECK(a.exit_code == 8);
   check_one_line_error(a, d);
 }

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "support/util.h"
@@ -41,20 +42,34 @@ inline void check_one_line_error(const RunResult& r, const std::string& path) {
   CHECK(r.err.find(path) != std::string::npos);
 }
 
-// The prefix that runs a command as uid and gid 65534 (setpriv, which says
-// on standard error why it could not), or "" after a MESSAGE saying why that
-// cannot be had here: not root, or uid 65534 cannot run the tool.
-inline std::string as_nobody() {
+// The command that runs this build's alog as uid and gid 65534, or "" after
+// a MESSAGE saying why that cannot be had here: not root, or uid 65534
+// cannot run a copy of the tool. setpriv keeps root's capabilities up to
+// its exec, so it would exec a binary nobody cannot reach (a build under a
+// 0700 directory, as in CI's fresh clone) and every command would fail
+// there as "Permission denied": `env` makes the exec nobody's own, and the
+// tool runs from a copy in a directory every user may enter.
+inline std::string alog_as_nobody() {
   if (::geteuid() != 0) {
     MESSAGE("not root: cannot run as another user");
     return "";
   }
-  const std::string prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-  if (RunResult probe = run(prefix + alog_cli() + " --version"); probe.exit_code != 0) {
-    MESSAGE("uid 65534 cannot run " << alog_cli() << " here: " << probe.err);
+  static const TempDir shared;
+  static const std::string command = [] {
+    std::filesystem::permissions(shared.path(), std::filesystem::perms::owner_all |
+                                                    std::filesystem::perms::group_read |
+                                                    std::filesystem::perms::group_exec |
+                                                    std::filesystem::perms::others_read |
+                                                    std::filesystem::perms::others_exec);
+    const std::string copy = shared / "alog";
+    std::filesystem::copy_file(ALOG_CLI_PATH, copy);
+    return "setpriv --reuid=65534 --regid=65534 --clear-groups env " + shq(copy);
+  }();
+  if (RunResult probe = run(command + " --version"); probe.exit_code != 0) {
+    MESSAGE("uid 65534 cannot run " << command << " here: " << probe.err);
     return "";
   }
-  return prefix;
+  return command;
 }
 
 }  // namespace alog::test::cli
