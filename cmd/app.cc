@@ -150,7 +150,9 @@ int alog_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
 
-  std::vector<std::string> args = rewrite_help(argc, argv);
+  std::string help_error;
+  std::vector<std::string> args = rewrite_help(argc, argv, &help_error);
+  if (!help_error.empty()) return usage_error("", help_error);
   const std::string only = only_command(args);
   std::map<CLI::App*, Command> commands;
   for (const Entry& e : kCommands) {

@@ -96,10 +96,20 @@ std::string unknown_argument(CLI::App& app, int argc, char** argv, std::string* 
   return "";
 }
 
-std::vector<std::string> rewrite_help(int argc, char** argv) {
+std::vector<std::string> rewrite_help(int argc, char** argv, std::string* error) {
   std::vector<std::string> out(argv, argv + argc);
   auto ci = command_index(argc, argv);
   if (!ci || out[*ci] != "help") return out;
+  // "help COMMAND": one name at most, none after it ("help cat 5" is no request
+  // for cat's usage with an argument).
+  int names = 0;
+  for (int i = *ci + 1; i < argc; i++) {
+    const std::string a = argv[i];
+    if (a == "--format") i++;
+    else if (a.size() < 2 || a[0] != '-') {
+      if (++names == 2) *error = "help takes one command at most, not also '" + a + "'";
+    }
+  }
   out.erase(out.begin() + *ci);
   out.push_back("--help");
   return out;

@@ -24,8 +24,10 @@ std::optional<std::string> closest(const std::string& word, const std::vector<st
 // command an unknown option was given to ("" for an unknown command).
 std::string unknown_argument(CLI::App& app, int argc, char** argv, std::string* command);
 
-// argv with "help [COMMAND]" rewritten as "[COMMAND] --help"; as given otherwise.
-std::vector<std::string> rewrite_help(int argc, char** argv);
+// argv with "help [COMMAND]" rewritten as "[COMMAND] --help"; as given
+// otherwise. *error is set to the usage error when more than one argument
+// follows "help".
+std::vector<std::string> rewrite_help(int argc, char** argv, std::string* error);
 
 // The index in argv of the command's name (the first argument that is not
 // a global option or its value), or none.

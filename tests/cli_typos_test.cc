@@ -49,6 +49,14 @@ TEST_CASE("alog help prints the usage, and alog help COMMAND that command's") {
   CHECK(run_alog("help cta").exit_code == 16);
 }
 
+TEST_CASE("alog help with more than one argument is a usage error naming the extra one") {
+  RunResult r = run_alog("help cat extra");
+  CHECK(r.exit_code == 16);
+  CHECK(r.out == "");
+  CHECK(r.err == "alog: help takes one command at most, not also 'extra' (see alog --help)\n");
+  CHECK(run_alog("--json help cat").exit_code == 0);
+}
+
 TEST_CASE("--help-all prints every command's options, and a command's --help-all that command's") {
   // (A line that names a command builds that command's options alone.)
   RunResult all = run_alog("--help-all");
