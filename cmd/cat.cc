@@ -108,6 +108,13 @@ int cat_segment(const CatOptions& o, const Global& g, Printer& p) {
     warn(g, o.dir, end.offset, "torn tail: " + what + "; the records end here");
     return kExitOk;
   }
+  // Damage, reported as with a log directory: verify's problem.
+  if (auto pr = problem_met("", o.dir, end.offset, Classification::corruption)) {
+    p.problem(*pr);
+    p.flush();
+    err_corruption(o.dir, *pr);
+    return kExitDamaged;
+  }
   throw Failure("corrupt", o.dir, end.offset, what + fmt::format(" at sequence {}", end.sequence),
                 kExitDamaged);
 }

@@ -32,22 +32,32 @@ std::optional<int> report_read_damage(const Global& g, const Log& log, const std
     return p.classification == Classification::corruption && p.first_seq && *p.first_seq <= seq &&
            (!p.last_seq || seq <= *p.last_seq);
   };
-  if (seq >= rep->next_sequence && std::none_of(rep->problems.begin(), rep->problems.end(), covers))
-    return std::nullopt;
-  for (const Problem& p : rep->problems) {
-    if (p.classification != Classification::corruption) continue;
-    print_problem(g, dir, p);
-    return kExitDamaged;
-  }
-  return std::nullopt;
+  const auto& ps = rep->problems;
+  // The damage whose sequences hold `seq`; else (seq lies between the
+  // readable records and verify's next sequence) the first, which ended them.
+  auto hit = std::find_if(ps.begin(), ps.end(), covers);
+  if (hit == ps.end() && seq < rep->next_sequence)
+    hit = std::find_if(ps.begin(), ps.end(),
+                       [](const Problem& p) { return p.classification == Classification::corruption; });
+  if (hit == ps.end()) return std::nullopt;
+  print_problem(g, dir, *hit);
+  return kExitDamaged;
 }
 
 std::optional<Problem> problem_met(const std::string& dir, const std::string& path,
                                    std::optional<uint64_t> offset, Classification cls) {
-  auto found = verify_segment(dir, base_name(path));
-  if (!found) return std::nullopt;
+  std::vector<Problem> found;
+  if (dir.empty()) {  // a segment file on its own, as `alog verify FILE` walks it
+    auto rep = verify(path);
+    if (!rep) return std::nullopt;
+    found = std::move(rep->problems);
+  } else {
+    auto in_dir = verify_segment(dir, base_name(path));
+    if (!in_dir) return std::nullopt;
+    found = std::move(*in_dir);
+  }
   const Problem* first = nullptr;
-  for (const Problem& p : *found) {
+  for (const Problem& p : found) {
     if (p.classification != cls) continue;
     if (offset && p.offset == offset) return p;
     if (!first) first = &p;

@@ -148,3 +148,37 @@ TEST_CASE("dump-frames of a log with a missing middle segment prints verify's se
   REQUIRE(v["problems"].size() == 1);
   CHECK(problem == v["problems"][0]);
 }
+
+TEST_CASE("seek and cat into the second of two damages report the damage that holds the sequence, not the first") {
+  TempDir t;
+  std::string d = t / "log";
+  copy_tree(base_log(), d);
+  std::filesystem::remove(seg(d, 40));
+  write_at(seg(d, 120), 0, "XXXXXXXX");
+  RunResult s = run_alog("seek " + shq(d) + " 130");
+  CHECK(s.exit_code == 4);
+  CHECK(s.err.rfind("alog: " + seg(d, 120) + ":0: corruption: segment_header: ", 0) == 0);
+  RunResult c = run_alog("--json cat --from 130 " + shq(d));
+  CHECK(c.exit_code == 4);
+  json p = json::parse(c.out);
+  CHECK(p["kind"] == "segment_header");
+  CHECK(p["file"] == "00000000000000000120.seg");
+  // Between the readable records and the second damage: the first, which ended them.
+  RunResult m = run_alog("seek " + shq(d) + " 100");
+  CHECK(m.exit_code == 4);
+  CHECK(m.err.rfind("alog: " + seg(d, 80) + ":0: corruption: sequence_gap: ", 0) == 0);
+}
+
+TEST_CASE("cat of a damaged segment file on its own ends with verify's problem for that file, as cat of the log does") {
+  const std::string f = vector_log("midlog-corruption") + "/00000000000000000165.seg";
+  RunResult c = run_alog("--json cat --payload=none " + shq(f));
+  CHECK(c.exit_code == 4);
+  json p = json::parse(c.out.substr(c.out.rfind('{')));
+  json v = json::parse(run_alog("--json verify " + shq(f)).out);
+  REQUIRE(v["problems"].size() == 1);
+  json want = v["problems"][0];
+  want["type"] = "problem";
+  CHECK(p == want);
+  CHECK(c.err.rfind("alog: " + f + ":192: corruption: frame_crc: ", 0) == 0);
+  CHECK(count_lines(c.err) == 1);
+}
