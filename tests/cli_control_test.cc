@@ -24,12 +24,14 @@
 #include "alog/log.h"
 #include "cli_child.h"
 #include "cli_util.h"
+#include "cli_control_util.h"
 #include "control_service.h"
 #include "control_socket.h"
 
 using namespace alog;
 using namespace alog::test;
 using namespace alog::test::cli;
+using namespace alog::test::control;
 using nlohmann::json;
 
 namespace {
@@ -39,33 +41,6 @@ ino_t socket_ino(const std::string& dir) {
   struct stat st;
   if (::lstat(sock_of(dir).c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
   return st.st_ino;
-}
-
-std::string record(int i) { return "record " + std::to_string(i) + " " + std::string(90, 'x'); }
-
-std::string records(int from, int to) {
-  std::string s;
-  for (int i = from; i < to; i++) s += record(i) + "\n";
-  return s;
-}
-
-// A closed log of `n` records in several 4 KiB segments.
-void make_log(const std::string& dir, int n) {
-  RunResult r = run_alog("append -q --segment-size 4k --batch 10 " + shq(dir), records(0, n));
-  REQUIRE(r.exit_code == 0);
-}
-
-// Every record of the log, in order, is record(first + i).
-void check_records(const std::string& dir, uint64_t first_seq, int first, uint64_t next) {
-  auto log = Log::open_read(dir);
-  REQUIRE(log.is_ok());
-  CHECK((*log)->first_sequence() == first_seq);
-  CHECK((*log)->next_sequence() == next);
-  for (uint64_t s = first_seq; s < next; s++) {
-    auto rec = (*log)->read(s);
-    REQUIRE(rec.is_ok());
-    CHECK(std::string(rec->payload) == record(first + int(s - first_seq)));
-  }
 }
 
 // One exchange on the socket, as a client that speaks the protocol by hand:
@@ -193,69 +168,6 @@ TEST_CASE("roll through a live append seals the active segment and the append wr
   CHECK(c.wait_exit() == 0);
   check_records(d, 0, 0, 15);
   CHECK(file_exists(d + "/00000000000000000010.seg"));
-}
-
-TEST_CASE("the holder serves its own uid and root only") {
-  CHECK(alog::cli::peer_allowed(1000, 1000));
-  CHECK(alog::cli::peer_allowed(0, 1000));
-  CHECK(alog::cli::peer_allowed(0, 0));
-  CHECK_FALSE(alog::cli::peer_allowed(1001, 1000));
-  CHECK_FALSE(alog::cli::peer_allowed(65534, 0));
-}
-
-TEST_CASE("a request from another uid is refused with an error and the holder goes on") {
-  // Where nobody cannot be had, only peer_allowed tests the check.
-  const std::string nobody = alog_as_nobody();
-  if (nobody.empty()) return;
-  TempDir t;
-  std::string d = t / "log";
-  make_log(d, 20);
-  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
-  REQUIRE(wait_listening(d));
-  // Let nobody reach the socket, so that the holder's own check decides.
-  REQUIRE(::chmod(t.path().c_str(), 0755) == 0);
-  REQUIRE(::chmod(d.c_str(), 0755) == 0);
-  REQUIRE(::chmod(sock_of(d).c_str(), 0666) == 0);
-  RunResult r = run(nobody + " truncate-before --keep 1 " + shq(d));
-  CHECK(r.exit_code == 8);
-  CHECK(r.out == "");
-  CHECK(r.err == "alog: " + sock_of(d) +
-                     ": the holder refused the request: uid 65534 may not send requests to this holder (uid 0): "
-                     "only its own uid and root may\n");
-  check_records(d, 0, 0, 20);
-  c.write(records(20, 25));
-  REQUIRE(wait_visible(d, 25));
-  c.close_stdin();
-  CHECK(c.wait_exit() == 0);
-  check_records(d, 0, 0, 25);
-}
-
-TEST_CASE("another user whose connection the socket's mode refuses fails with permission_denied naming the socket") {
-  const std::string nobody = alog_as_nobody();
-  if (nobody.empty()) return;
-  TempDir t;
-  std::string d = t / "log";
-  make_log(d, 20);
-  Child c({"append", "--flush-interval", "20ms", d}, Child::Stdin::pipe);
-  REQUIRE(wait_listening(d));
-  // nobody may reach the directory; the socket keeps its mode 0600.
-  REQUIRE(::chmod(t.path().c_str(), 0755) == 0);
-  REQUIRE(::chmod(d.c_str(), 0755) == 0);
-  for (const std::string& cmd : {"truncate-before --keep 1 " + shq(d), "truncate-after " + shq(d) + " 5",
-                                 "roll " + shq(d)}) {
-    RunResult r = run(nobody + " --json " + cmd);
-    INFO(cmd << ": " << r.err);
-    CHECK(r.exit_code == 8);
-    json j = json::parse(r.out);
-    CHECK(j["error"]["code"] == "permission_denied");
-    CHECK(j["error"]["path"] == sock_of(d));
-    CHECK(r.err == "alog: " + sock_of(d) +
-                       ": connect: Permission denied: uid 65534 may not send requests to this holder: "
-                       "only its own uid and root may\n");
-  }
-  check_records(d, 0, 0, 20);
-  c.close_stdin();
-  CHECK(c.wait_exit() == 0);
 }
 
 TEST_CASE("a bad request gets an error reply and the holder keeps ingesting and serving") {
