@@ -40,17 +40,21 @@ class SwapFs final : public ForwardFs {
   }
 };
 
-// A tmpfs mounted at `at` for the scope (unmounted, lazily, at its end); ok()
-// is false where mounting is not permitted.
-class TmpfsMount {
+// A mount at `at` for the scope (unmounted, lazily, at its end): a 4 MiB
+// tmpfs, or with `from` a bind mount of that file or directory. ok() is
+// false where mounting is not permitted, why() says why.
+class ScopedMount {
  public:
-  explicit TmpfsMount(const std::string& at) : at_(at) {
-    ok_ = ::geteuid() == 0 && ::mount("tmpfs", at.c_str(), "tmpfs", 0, "size=4m") == 0;
+  explicit ScopedMount(const std::string& at, const std::string& from = "") : at_(at) {
+    ok_ = ::geteuid() == 0 && (from.empty() ? ::mount("tmpfs", at.c_str(), "tmpfs", 0, "size=4m")
+                                            : ::mount(from.c_str(), at.c_str(), nullptr, MS_BIND, nullptr)) == 0;
     if (!ok_) why_ = ::geteuid() != 0 ? "not root" : std::strerror(errno);
   }
-  ~TmpfsMount() {
+  ~ScopedMount() {
     if (ok_) ::umount2(at_.c_str(), MNT_DETACH);
   }
+  ScopedMount(const ScopedMount&) = delete;
+  ScopedMount& operator=(const ScopedMount&) = delete;
   bool ok() const { return ok_; }
   const std::string& why() const { return why_; }
 
@@ -58,6 +62,14 @@ class TmpfsMount {
   std::string at_, why_;
   bool ok_ = false;
 };
+
+// The refusal of a write at `path` on another file system or mount.
+void check_other_place(const Status& st, const std::string& path) {
+  INFO(st.to_string());
+  CHECK(st.code() == Errc::not_a_log);
+  CHECK(st.message().find(kOtherFs) != std::string::npos);
+  CHECK(st.path() == path);
+}
 
 std::string record(int i) { return std::string(100, char('a' + i % 26)) + std::to_string(i); }
 
@@ -212,7 +224,7 @@ TEST_CASE("a save into a lost+found that is another file system is refused with 
   TempDir t;
   const std::string d = copy_vector(t, "torn-tail");
   fs::create_directory(d + "/lost+found");
-  TmpfsMount m(d + "/lost+found");
+  ScopedMount m(d + "/lost+found");
   if (!m.ok()) {
     MESSAGE("skipped: cannot mount a tmpfs here (" << m.why() << ")");
     return;
@@ -232,7 +244,7 @@ TEST_CASE("posix fs under an anchor writes no file and makes no directory on ano
   const std::string d = t / "log";
   fs::create_directory(d);
   fs::create_directory(d + "/mnt");
-  TmpfsMount m(d + "/mnt");
+  ScopedMount m(d + "/mnt");
   if (!m.ok()) {
     MESSAGE("skipped: cannot mount a tmpfs here (" << m.why() << ")");
     return;
@@ -241,25 +253,16 @@ TEST_CASE("posix fs under an anchor writes no file and makes no directory on ano
   fs::create_directory(d + "/mnt/dir");
   // A file bound over a name in the log itself.
   write_file(d + "/bound", "");
-  REQUIRE(::mount((d + "/mnt/seg").c_str(), (d + "/bound").c_str(), nullptr, MS_BIND, nullptr) == 0);
-  struct Unbind {
-    std::string p;
-    ~Unbind() { ::umount2(p.c_str(), MNT_DETACH); }
-  } unbind{d + "/bound"};
+  ScopedMount bound(d + "/bound", d + "/mnt/seg");
+  REQUIRE(bound.ok());
   auto anchor = posix_fs().anchor(d);
   REQUIRE(anchor.is_ok());
-  auto refused = [&](const Status& st, const std::string& path) {
-    INFO(st.to_string());
-    CHECK(st.code() == Errc::not_a_log);
-    CHECK(st.message().find(kOtherFs) != std::string::npos);
-    CHECK(st.path() == path);
-  };
-  refused(posix_fs().open(d + "/mnt/new", OpenMode::create_excl).status(), d + "/mnt/new");
-  refused(posix_fs().open(d + "/mnt/seg", OpenMode::create_trunc).status(), d + "/mnt/seg");
-  refused(posix_fs().open(d + "/bound", OpenMode::read_write).status(), d + "/bound");
-  refused(posix_fs().mkdir(d + "/mnt"), d + "/mnt");
-  refused(posix_fs().mkdir(d + "/mnt/dir/sub"), d + "/mnt/dir/sub");
-  refused(posix_fs().lock(d + "/mnt/LOCK").status(), d + "/mnt/LOCK");
+  check_other_place(posix_fs().open(d + "/mnt/new", OpenMode::create_excl).status(), d + "/mnt/new");
+  check_other_place(posix_fs().open(d + "/mnt/seg", OpenMode::create_trunc).status(), d + "/mnt/seg");
+  check_other_place(posix_fs().open(d + "/bound", OpenMode::read_write).status(), d + "/bound");
+  check_other_place(posix_fs().mkdir(d + "/mnt"), d + "/mnt");
+  check_other_place(posix_fs().mkdir(d + "/mnt/dir/sub"), d + "/mnt/dir/sub");
+  check_other_place(posix_fs().lock(d + "/mnt/LOCK").status(), d + "/mnt/LOCK");
   CHECK(read_file(d + "/mnt/seg") == "theirs");
   CHECK_FALSE(file_exists(d + "/mnt/new"));
   CHECK(posix_fs().open(d + "/mnt/seg", OpenMode::read).is_ok());
@@ -277,34 +280,19 @@ TEST_CASE("posix fs under an anchor refuses a file or directory bound from elsew
   write_file(d + "/00000000000000000000.seg", "");
   write_file(d + "/LOCK", "");
   fs::create_directory(d + "/lost+found");
-  struct Bind {
-    std::string at;
-    bool ok;
-    Bind(const std::string& from, const std::string& to)
-        : at(to), ok(::geteuid() == 0 && ::mount(from.c_str(), to.c_str(), nullptr, MS_BIND, nullptr) == 0) {}
-    ~Bind() {
-      if (ok) ::umount2(at.c_str(), MNT_DETACH);
-    }
-  };
-  Bind seg(out + "/seg", d + "/00000000000000000000.seg"), lock(out + "/precious", d + "/LOCK"),
-      lf(out + "/lf", d + "/lost+found");
-  if (!seg.ok || !lock.ok || !lf.ok) {
-    MESSAGE("skipped: cannot bind-mount here (" << (::geteuid() != 0 ? "not root" : std::strerror(errno)) << ")");
+  ScopedMount seg(d + "/00000000000000000000.seg", out + "/seg"), lock(d + "/LOCK", out + "/precious"),
+      lf(d + "/lost+found", out + "/lf");
+  if (!seg.ok() || !lock.ok() || !lf.ok()) {
+    MESSAGE("skipped: cannot bind-mount here (" << seg.why() << lock.why() << lf.why() << ")");
     return;
   }
   auto anchor = posix_fs().anchor(d);
   REQUIRE(anchor.is_ok());
-  auto refused = [&](const Status& st, const std::string& path) {
-    INFO(st.to_string());
-    CHECK(st.code() == Errc::not_a_log);
-    CHECK(st.message().find(kOtherFs) != std::string::npos);
-    CHECK(st.path() == path);
-  };
-  refused(posix_fs().open(d + "/00000000000000000000.seg", OpenMode::read_write).status(),
+  check_other_place(posix_fs().open(d + "/00000000000000000000.seg", OpenMode::read_write).status(),
           d + "/00000000000000000000.seg");
-  refused(posix_fs().lock(d + "/LOCK").status(), d + "/LOCK");
-  refused(posix_fs().mkdir(d + "/lost+found"), d + "/lost+found");
-  refused(posix_fs().open(d + "/lost+found/saved.bin", OpenMode::create_excl).status(),
+  check_other_place(posix_fs().lock(d + "/LOCK").status(), d + "/LOCK");
+  check_other_place(posix_fs().mkdir(d + "/lost+found"), d + "/lost+found");
+  check_other_place(posix_fs().open(d + "/lost+found/saved.bin", OpenMode::create_excl).status(),
           d + "/lost+found/saved.bin");
   CHECK(read_file(out + "/seg") == "theirs");
   CHECK(read_file(out + "/precious") == "precious\n");
