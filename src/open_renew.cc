@@ -112,8 +112,13 @@ Status LogImpl::renew_empty_active() {
   auto v = view();
   const SegmentPtr& seg = v->back();
   if (tail_.offset != kHeaderSize) return {};
+  // A new incarnation of the file, told apart from the old one by readers
+  // that compare headers (Segment::header_unchanged, a refresh's "same
+  // file"): `created at` one millisecond later. Not the time of this open:
+  // age retention dates the sealed segment before by this one's `created
+  // at`, and an open that appends nothing must not make its records younger.
   SegmentHeader h = seg->header();
-  h.created_at_ms = std::max(now_ms(), h.created_at_ms);  // a new incarnation of the file
+  h.created_at_ms += 1;
   ALOG_ASSIGN(auto f, open_shedding(*fs_, path_join(dir_, segment_name(h.start_sequence) + ".tmp"), OpenMode::create_trunc));
   SegmentPtr fresh;
   ALOG_TRY(install_segment(std::move(f), h, kEmptySegmentSize, &fresh));
