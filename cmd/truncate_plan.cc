@@ -74,6 +74,8 @@ void plan_truncate_before(TruncateResult& r, const Log& log, uint64_t cut, bool 
   if (cut > next)
     fail("out_of_bounds", spelled(r), std::nullopt,
          fmt::format("sequence {} is beyond the next sequence {}", cut, next));
+  // The real run's refusals (its walk to the cut meeting damage), made here too.
+  if (Status st = log.check_truncate_before(cut); !st) fail(st, log.dir());
   for (const auto& s : log.segments()) {
     if (s.active || s.next_sequence > cut) break;
     r.removed_files.push_back(s.file);
@@ -90,6 +92,8 @@ void plan_truncate_after(TruncateResult& r, const Log& log, uint64_t seq, bool l
     fail("out_of_bounds", spelled(r), std::nullopt,
          log.empty() ? fmt::format("sequence {} is not in the log: it is empty (next {})", seq, next)
                      : fmt::format("sequence {} is not in the log [{}, {}]", seq, first, next - 1));
+  // The real run's refusals (its walk to seq's frame meeting damage), made here too.
+  if (Status st = log.check_truncate_after(seq); !st) fail(st, log.dir());
   if (seq + 1 < next) {
     for (const auto& s : log.segments()) {
       if (s.start_sequence > seq) {

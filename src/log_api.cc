@@ -86,6 +86,8 @@ Status Log::truncate_before(uint64_t seq) {
   if (impl_->writer_attached()) return busy(impl_->dir());
   return impl_->truncate_before(seq);
 }
+Status Log::check_truncate_before(uint64_t seq) const { return impl_->plan_truncate_before(seq).status(); }
+Status Log::check_truncate_after(uint64_t seq) const { return impl_->plan_truncate_after(seq).status(); }
 Status Log::truncate_after(uint64_t seq) {
   if (impl_->writer_attached()) return busy(impl_->dir());
   return impl_->truncate_after(seq);

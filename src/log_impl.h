@@ -76,6 +76,25 @@ class LogImpl {
   // Log::roll (append.cc).
   Status roll_now();
   // Truncation (truncate.cc).
+  // What truncate_before(seq) will do, found without changing anything: the
+  // segment that will hold the first record (none: nothing to do; the
+  // segments before it are removed) and, when the read offset moves inside
+  // it, the walk's state at seq's frame. Errors: out_of_bounds, and damage
+  // on the walk to seq's frame.
+  struct BeforeCut {
+    detail::SegmentPtr holder;
+    bool move_read_offset = false;
+    detail::WalkState at{};
+  };
+  Result<BeforeCut> plan_truncate_before(uint64_t seq) const;
+  // What truncate_after(seq) will do, found without changing anything: the
+  // segment holding seq (the later ones are removed) and seq's frame in it.
+  // Errors: out_of_bounds, and damage on the walk to seq's frame.
+  struct AfterCut {
+    detail::SegmentPtr holder;
+    detail::Located at{};
+  };
+  Result<AfterCut> plan_truncate_after(uint64_t seq) const;
   Status truncate_before(uint64_t seq);
   Status truncate_after(uint64_t seq);
 

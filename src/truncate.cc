@@ -41,39 +41,53 @@ static Status retire(Fs& fs, Reaper& reaper, const std::string& dir, const Segme
   return {};
 }
 
-Status LogImpl::truncate_before(uint64_t seq) {
-  ALOG_TRY(check_writable());
+Result<LogImpl::BeforeCut> LogImpl::plan_truncate_before(uint64_t seq) const {
   uint64_t first = first_sequence(), next = next_sequence();
-  if (seq <= first) return {};
+  BeforeCut c;
+  if (seq <= first) return c;
   if (seq > next)
     return out_of_bounds(dir_, "truncate_before(" + std::to_string(seq) +
                                    ") is beyond the next sequence " + std::to_string(next));
+  // The segment that will hold the first record: the first whose records
+  // reach past seq (the active one for seq == next: that empties the log).
+  auto v = view();
+  for (const auto& s : *v)
+    if (s->range().next > seq) {
+      c.holder = s;
+      break;
+    }
+  if (!c.holder) c.holder = v->back();
+  auto r = c.holder->range();
+  if (seq == r.first) return c;
+  if (seq == r.next) {
+    c.at = tail_;  // only the active segment can hold next_sequence()
+  } else {
+    // The walk to seq's frame, before any change: damage on the way is
+    // refused with nothing removed (and a dry run, which calls this too,
+    // refuses alike).
+    ALOG_ASSIGN(Located l, c.holder->locate(seq));
+    c.at = l.before;
+  }
+  c.move_read_offset = true;
+  return c;
+}
+
+Status LogImpl::truncate_before(uint64_t seq) {
+  ALOG_TRY(check_writable());
+  ALOG_ASSIGN(BeforeCut c, plan_truncate_before(seq));
+  if (!c.holder) return {};
   if (!reaper_) reaper_ = std::make_unique<Reaper>(fs_);
-  // Whole sealed segments below seq, oldest first.
+  // Whole sealed segments before the holder, oldest first.
   while (true) {
     auto v = view();
-    if (v->size() < 2 || v->front()->range().next > seq) break;
+    if (v->size() < 2 || v->front() == c.holder) break;
     if (Status st = retire(*fs_, *reaper_, dir_, *v->front()); !st.is_ok()) return fail(st);
     set_view(SegmentList(v->begin() + 1, v->end()));
   }
-  auto v = view();
-  SegmentPtr holder;
-  for (const auto& s : *v)
-    if (s->range().next > seq) {
-      holder = s;
-      break;
-    }
-  if (!holder) holder = v->back();  // seq == next: empty the log
+  if (!c.move_read_offset) return {};
+  const SegmentPtr& holder = c.holder;
+  const WalkState& at = c.at;
   auto r = holder->range();
-  if (seq == r.first) return {};
-  WalkState at;
-  if (seq == r.next) {
-    at = tail_;  // only the active segment can hold next_sequence()
-  } else {
-    auto l = holder->locate(seq);
-    if (!l.is_ok()) return l.status();
-    at = l->before;
-  }
   Slot s = holder->slot();
   s.read_offset = at.offset;
   s.first_sequence = seq;
@@ -94,8 +108,7 @@ Status LogImpl::truncate_before(uint64_t seq) {
   return {};
 }
 
-Status LogImpl::truncate_after(uint64_t seq) {
-  ALOG_TRY(check_writable());
+Result<LogImpl::AfterCut> LogImpl::plan_truncate_after(uint64_t seq) const {
   uint64_t first = first_sequence(), next = next_sequence();
   if (next == first)
     return out_of_bounds(dir_, "truncate_after(" + std::to_string(seq) + ") on an empty log");
@@ -103,19 +116,31 @@ Status LogImpl::truncate_after(uint64_t seq) {
     return out_of_bounds(dir_, "truncate_after(" + std::to_string(seq) +
                                    ") is outside the retained records [" + std::to_string(first) +
                                    ", " + std::to_string(next - 1) + "]");
+  // The segment holding seq (the last that starts at or before it), and the
+  // walk to seq's frame in it, before any change: damage on the way is
+  // refused with nothing removed (and a dry run refuses alike).
+  auto v = view();
+  AfterCut c;
+  for (const auto& s : *v)
+    if (!c.holder || s->start_sequence() <= seq) c.holder = s;
+  ALOG_ASSIGN(c.at, c.holder->locate(seq));
+  return c;
+}
+
+Status LogImpl::truncate_after(uint64_t seq) {
+  ALOG_TRY(check_writable());
+  ALOG_ASSIGN(AfterCut c, plan_truncate_after(seq));
   if (!reaper_) reaper_ = std::make_unique<Reaper>(fs_);
   // Later segments, newest first.
   while (true) {
     auto v = view();
-    if (v->size() < 2 || v->back()->start_sequence() <= seq) break;
+    if (v->size() < 2 || v->back() == c.holder) break;
     v->back()->mark_reaped();
     if (Status st = retire(*fs_, *reaper_, dir_, *v->back()); !st.is_ok()) return fail(st);
     set_view(SegmentList(v->begin(), v->end() - 1));
   }
-  SegmentPtr seg = view()->back();
-  auto loc = seg->locate(seq);
-  if (!loc.is_ok()) return fail(loc.status());
-  const Located& l = *loc;
+  SegmentPtr seg = c.holder;
+  const Located& l = c.at;
   const WalkState& after = l.after;
   File& f = seg->file();
   // 1. Make everything up to P durable and, unless P is already a batch

@@ -216,3 +216,23 @@ TEST_CASE("a dry run as a user who may not write the log refuses as the real run
   both_refuse(d, "io", d + "/" + kSealed, kCommands, nobody);
   CHECK(read_file(d + "/LOCK").empty());
 }
+
+TEST_CASE("a cut whose walk to its record meets damage is refused by the dry run as by the real run, which removes nothing") {
+  // sealed-length-flip: sequence 0's length is flipped in the first of
+  // nine sealed segments, so the walk to any record of that segment fails.
+  TempDir t;
+  const std::string d = copy_vector(t, "sealed-length-flip");
+  const auto before = tree_state(d);
+  for (const std::string& c : {"truncate-before " + shq(d) + " 3", "truncate-before --keep 171 " + shq(d),
+                               "truncate-after " + shq(d) + " 2"}) {
+    RunResult dry = run(alog_cli() + " --json " + c + " -n");
+    RunResult real = run(alog_cli() + " --json " + c);
+    INFO(c << ": " << dry.out << " / " << real.out);
+    CHECK(dry.exit_code == 4);
+    CHECK(real.exit_code == 4);
+    CHECK(error_code(dry) == "corrupt");
+    CHECK(dry.out == real.out);
+    CHECK(dry.err == real.err);
+    CHECK(tree_state(d) == before);
+  }
+}

@@ -155,8 +155,16 @@ class Log {
   // offset). seq <= first: nothing; seq == next_sequence(): empties the log;
   // beyond: out_of_bounds. busy while a Writer runs (as is truncate_after).
   Status truncate_before(uint64_t seq);
+  // What truncate_before(seq) checks before its first change, on any open
+  // log (a read-only one too: a dry run's refusals): out_of_bounds, and
+  // damage on the walk to seq's frame in the segment that will hold the
+  // first record, with the error truncate_before gives.
+  Status check_truncate_before(uint64_t seq) const;
   // Removes all records after seq; seq must be a retained record (out_of_bounds otherwise).
   Status truncate_after(uint64_t seq);
+  // What truncate_after(seq) checks before its first change, on any open
+  // log, as check_truncate_before does for truncate_before.
+  Status check_truncate_after(uint64_t seq) const;
 
   // First live sequence (== next_sequence() when the log is empty).
   uint64_t first_sequence() const;
