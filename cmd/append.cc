@@ -42,9 +42,14 @@ struct AppendOptions {
 
 int open_input(const std::string& file) {
   if (file == "-") return 0;
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  check_interrupted();  // a signal before the open: the open might wait for a FIFO's writer
+  int fd;
+  do {
+    fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);  // a FIFO's open waits for its writer
+  } while (fd < 0 && errno == EINTR && !interrupted());
   if (fd < 0) {
     int e = errno;
+    if (e == EINTR) check_interrupted();  // a signal while it waited: a stop, not an error
     fail(e == ENOENT ? "not_found" : "io", file, std::nullopt,
          std::string("open: ") + std::strerror(e));
   }
@@ -150,7 +155,9 @@ void drain(const Global& g, Feed feed, InputReader& in) {
                      in.partial_bytes()));
 }
 
-int run_append(const AppendOptions& o, const Global& g) {
+// *reading: set once the input is read (from then on a failure says how far
+// the append got itself, Appender::salvage).
+int run_append(const AppendOptions& o, const Global& g, bool* reading) {
   uint64_t batch = *parse_u64(o.batch);
   if (batch < 1 || batch > format::kMaxBatchRecords)
     throw UsageError(fmt::format("--batch {} is outside 1..{}", batch, format::kMaxBatchRecords));
@@ -205,6 +212,7 @@ int run_append(const AppendOptions& o, const Global& g) {
   }
 
   Appender app(g, *log, r, size_t(batch), flush_ms, sync_ms, !o.sync_each && !o.no_sync, ret);
+  *reading = true;
   // Maintenance commands that need the lock send their requests here; each
   // runs between two batches (the one being collected is written first).
   std::unique_ptr<ControlService> control = ControlService::start(g, o.dir, *anchor);
@@ -331,7 +339,21 @@ Command add_append(CLI::App& app, const Global& g) {
   add_wait_option(*sub, o->wait);
   o->create.add_to(*sub);
   o->retention.add_to(*sub);
-  return {sub, false, [o, &g] { return run_append(*o, g); }};
+  return {sub, false, [o, &g] {
+            bool reading = false;
+            try {
+              return run_append(*o, g, &reading);
+            } catch (Failure& f) {
+              // Before the input is read (an input that cannot be opened, a
+              // signal while a FIFO opens or the lock is waited for, the lock
+              // held): nothing is appended, the input starts again at its start.
+              if (!reading) {
+                const std::string first = o->files.empty() || o->files[0] == "-" ? "stdin" : o->files[0];
+                add_append_state(f, std::nullopt, false, Json{{"file", first}, {"record", 1}, {"offset", 0}});
+              }
+              throw;
+            }
+          }};
 }
 
 }  // namespace alog::cli

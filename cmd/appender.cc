@@ -159,11 +159,6 @@ void Appender::salvage(bool sync, Failure& f, const InputReader* in, bool in_fed
   }
   bool durable = !r_.records;
   if (sync && r_.records) durable = log_.sync().is_ok();
-  std::string tail = r_.last_seq ? fmt::format(" (appended up to sequence {})", *r_.last_seq)
-                                 : std::string(" (nothing appended)");
-  Json detail = f.detail.is_object() ? f.detail : Json::object();
-  detail["last_appended_seq"] = opt_json(r_.last_seq);
-  detail["last_durable_seq"] = durable ? opt_json(r_.last_seq) : Json(nullptr);
   Json resume = Json::object();
   if (!starts_.empty()) {
     resume["file"] = starts_.front().file;
@@ -180,7 +175,16 @@ void Appender::salvage(bool sync, Failure& f, const InputReader* in, bool in_fed
   } else {
     resume = nullptr;
   }
-  detail["resume"] = resume;
+  add_append_state(f, r_.last_seq, durable, std::move(resume));
+}
+
+void add_append_state(Failure& f, std::optional<uint64_t> last_seq, bool durable, Json resume) {
+  std::string tail = last_seq ? fmt::format(" (appended up to sequence {})", *last_seq)
+                              : std::string(" (nothing appended)");
+  Json detail = f.detail.is_object() ? f.detail : Json::object();
+  detail["last_appended_seq"] = opt_json(last_seq);
+  detail["last_durable_seq"] = durable ? opt_json(last_seq) : Json(nullptr);
+  detail["resume"] = std::move(resume);
   Failure g(f.code, f.path, f.offset, f.what() + tail, f.exit_status);
   g.detail = std::move(detail);
   f = std::move(g);

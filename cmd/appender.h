@@ -117,4 +117,10 @@ class Appender {
   Progress progress_;
 };
 
+// Says in an append's error how far it got: the line's "(appended up to
+// sequence N)" or "(nothing appended)", and the JSON object's
+// last_appended_seq, last_durable_seq (durable: what was appended is
+// synced) and resume (where the input starts again; null when unknown).
+void add_append_state(Failure& f, std::optional<uint64_t> last_seq, bool durable, Json resume);
+
 }  // namespace alog::cli

@@ -166,6 +166,16 @@ class Child {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
 
+  // Until the child sleeps in system call `nr` (SYS_* of <sys/syscall.h>),
+  // as /proc says; bounded by the failsafe.
+  void wait_sleeping_in(long nr) const {
+    const std::string want = std::to_string(nr) + " ";
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailsafeMs);
+    while (!(proc_state() == 'S' && syscall_line().rfind(want, 0) == 0))
+      if (std::chrono::steady_clock::now() > until)
+        FAIL("alog never slept in system call " << nr << " within the failsafe timeout");
+  }
+
   // SIGINT, then the exit status once the child has closed its output.
   int interrupt() {
     signal(SIGINT);

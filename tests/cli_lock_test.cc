@@ -35,7 +35,8 @@ TEST_CASE("the locked error names the holder's pid") {
   CHECK(j["error"]["code"] == "locked");
   CHECK(j["error"]["holder_pid"] == ::getpid());
   CHECK(r.err == "alog: " + d + "/LOCK: another process (pid " + std::to_string(::getpid()) +
-                     ") holds the lock\n");
+                     ") holds the lock (nothing appended)\n");
+  CHECK(j["error"]["resume"] == json{{"file", "stdin"}, {"record", 1}, {"offset", 0}});
 }
 
 TEST_CASE("--wait gives up after its duration with an error naming the holder's pid, on every command that takes the lock") {
@@ -53,8 +54,9 @@ TEST_CASE("--wait gives up after its duration with an error naming the holder's 
     CAPTURE(cmd);
     RunResult r = run_alog(cmd, "z\n");
     CHECK(r.exit_code == 8);
+    const std::string got = cmd.rfind("append", 0) == 0 ? " (nothing appended)" : "";  // alog-append(1)
     CHECK(r.err == "alog: " + d + "/LOCK: another process (pid " + pid +
-                       ") still holds the lock after waiting 50 ms\n");
+                       ") still holds the lock after waiting 50 ms" + got + "\n");
   }
 }
 
