@@ -190,6 +190,14 @@ class CursorKeeper {
     write_cursor(*o_.cursor_file, {*p_.last_seq(), p_.last_crc()});
     saved_ = p_.last_seq();
   }
+  // After records were printed: when some of them reached standard output
+  // (a chunk was written), the rest is flushed and the cursor saved, so a
+  // consumer killed mid-read gets again at most what it had not been given.
+  void after_output() {
+    if (!o_.cursor_file || p_.writes() == seen_writes_) return;
+    save();
+    seen_writes_ = p_.writes();
+  }
   // As save() on the way out of an error: a failure to save is dropped (the
   // error at hand is what the command reports).
   void save_quietly() noexcept {
@@ -203,6 +211,7 @@ class CursorKeeper {
   const CatOptions& o_;
   Printer& p_;
   std::optional<uint64_t> saved_;
+  uint64_t seen_writes_ = 0;
 };
 
 // cat -F: the log once it exists (its directory holds a segment).
@@ -234,7 +243,7 @@ bool read_rendered(const CatOptions& o, const Printer& p) {
 // scanner that reads on after them (at the end of the log, or at what
 // stopped the parallel read: damage, a lost record).
 std::unique_ptr<Scanner> cat_rendered(const CatOptions& o, const Log& log, uint64_t from, Printer& p,
-                                      Progress& progress) {
+                                      Progress& progress, CursorKeeper& keeper) {
   RenderedScanOptions ro;
   ro.threads = o.jobs == "0" ? 0 : jobs_of(o.jobs);  // 0: the library's one per core, at most 8
   ro.render = [&p](std::span<const std::string_view> payloads, RenderedBytes& out) {
@@ -242,6 +251,7 @@ std::unique_ptr<Scanner> cat_rendered(const CatOptions& o, const Log& log, uint6
   };
   ro.write = [&](std::string_view bytes, uint64_t first, uint64_t records, uint32_t last_crc) -> Status {
     p.rendered(bytes, records, first + records - 1, last_crc);
+    keeper.after_output();
     progress.update(p.printed(), 0);
     check_interrupted();
     return {};
@@ -310,7 +320,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
   std::unique_ptr<Scanner> sc;
   if (!past_end(pos)) {
     if (read_rendered(o, p)) {
-      sc = cat_rendered(o, *log, pos, p, progress);
+      sc = cat_rendered(o, *log, pos, p, progress, keeper);
       pos = sc->position();
     } else {
       sc = new_scanner();
@@ -343,6 +353,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
       if (*more == 0) break;
       const std::span<const RecordView> got(batch.data(), *more);
       p.records(got);
+      keeper.after_output();
       if (o.follow)  // the follower's check for cuts needs every record's CRC
         for (const RecordView& rec : got)
           if (!rec.lost) written.add(rec.sequence, crc32c(rec.payload.data(), rec.payload.size()));

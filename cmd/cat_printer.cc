@@ -172,6 +172,7 @@ void Printer::rendered(std::string_view bytes, uint64_t records, uint64_t last_s
   flush_lost();
   out_.flush();
   out_write_direct(bytes);  // not copied again: a part is about as large as the buffer
+  direct_writes_++;
   printed_ += records;
   last_seq_ = last_seq;
   last_crc_ = last_crc;

@@ -70,6 +70,9 @@ class Printer {
 
   uint64_t printed() const { return printed_; }
   std::optional<uint64_t> last_seq() const { return last_seq_; }
+  // How many writes to standard output it made so far (a full buffer
+  // writes itself out in the middle of a batch).
+  uint64_t writes() const { return out_.writes() + direct_writes_; }
   // The CRC32C of the last record printed.
   uint32_t last_crc() const { return last_crc_; }
 
@@ -85,6 +88,7 @@ class Printer {
   uint64_t printed_ = 0;
   std::optional<uint64_t> last_seq_;
   uint32_t last_crc_ = 0;
+  uint64_t direct_writes_ = 0;
 };
 
 }  // namespace alog::cli

@@ -21,6 +21,7 @@ void OutBuffer::make_room(size_t n) {
 void OutBuffer::append(std::string_view s) {
   if (s.size() >= cap_) {
     flush();
+    writes_++;
     out_write_direct(s);
     return;
   }
@@ -31,7 +32,9 @@ void OutBuffer::append(std::string_view s) {
 void OutBuffer::flush() {
   const size_t n = len_;
   len_ = 0;
-  if (n) out_write_direct(std::string_view(buf_.get(), n));
+  if (!n) return;
+  writes_++;
+  out_write_direct(std::string_view(buf_.get(), n));
 }
 
 }  // namespace alog::cli

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -32,12 +33,15 @@ class OutBuffer {
   size_t size() const { return len_; }
   // What the buffer holds (not yet written).
   std::string_view view() const { return {buf_.get(), len_}; }
+  // How many times it wrote to standard output so far.
+  uint64_t writes() const { return writes_; }
 
  private:
   void make_room(size_t n);
   std::unique_ptr<char[]> buf_;
   size_t cap_ = kCapacity;
   size_t len_ = 0;
+  uint64_t writes_ = 0;
 };
 
 }  // namespace alog::cli
