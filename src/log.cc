@@ -91,6 +91,19 @@ uint64_t LogImpl::disk_size() const {
   return n;
 }
 
+Result<std::unique_ptr<LogImpl>> LogImpl::load_reader(const std::string& dir, const Options& opt,
+                                                       const std::function<void(LogImpl&)>& prime) {
+  constexpr int kAttempts = 64;
+  for (int attempt = 1;; attempt++) {
+    auto impl = std::make_unique<LogImpl>(dir, opt, /*writable=*/false);
+    if (prime) prime(*impl);
+    Status st = impl->load();
+    if (st.is_ok()) return impl;
+    const bool raced = st.code() == Errc::not_found && !st.path().empty() && st.path() != impl->dir_;
+    if (!raced || attempt == kAttempts) return st;
+  }
+}
+
 Status LogImpl::load() {
   if (writable_) ALOG_TRY(check_options());
   Status st = load_segments(writable_);

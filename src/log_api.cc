@@ -26,8 +26,7 @@ Result<std::unique_ptr<Log>> Log::open(const std::string& dir, const Options& op
 }
 
 Result<std::unique_ptr<Log>> Log::open_read(const std::string& dir, const Options& options) {
-  auto impl = std::make_unique<LogImpl>(dir, options, /*writable=*/false);
-  ALOG_TRY(impl->load());
+  ALOG_ASSIGN(auto impl, LogImpl::load_reader(dir, options));
   return std::unique_ptr<Log>(new Log(std::move(impl)));
 }
 

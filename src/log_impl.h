@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,13 @@ class LogImpl {
 
   // Loading and recovery (log.cc, recovery.cc).
   Status load();
+  // A read-only LogImpl of dir, loaded; `prime` sets each attempt up before
+  // its load (a refresh's resume point). A segment that a truncation in
+  // another process renamed away between the listing and its open
+  // (not_found naming a file in dir) makes it load again, a bounded number
+  // of times: a reader never fails for a removal it raced.
+  static Result<std::unique_ptr<LogImpl>> load_reader(const std::string& dir, const Options& opt,
+                                                        const std::function<void(LogImpl&)>& prime = {});
   Status close(bool sync = true);
 
   // Writing (batch_write.cc): one batch, and several written together (see

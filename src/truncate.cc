@@ -182,12 +182,12 @@ static bool continues(const Segment& seg, const WalkState& from) {
 Status LogImpl::refresh() {
   if (writable_) return {};
   auto old = view();
-  LogImpl fresh(dir_, opt_, /*writable=*/false);
-  if (!old->empty()) {
-    fresh.resume_ = tail_;
-    fresh.resume_name_ = old->back()->name();
-  }
-  ALOG_TRY(fresh.load());
+  ALOG_ASSIGN(auto loaded, load_reader(dir_, opt_, [&](LogImpl& f) {
+                if (old->empty()) return;
+                f.resume_ = tail_;
+                f.resume_name_ = old->back()->name();
+              }));
+  LogImpl& fresh = *loaded;
   fresh.settle_tail();
   auto now = fresh.view();
   const uint64_t next = now->empty() ? 0 : now->back()->range().next;
