@@ -229,6 +229,18 @@ std::unique_ptr<Log> wait_for_log(const CatOptions& o, DirWatch& watch) {
 
 int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeeper& keeper);
 
+// Whether the log's tail is torn with no writer to finish it: a batch in
+// flight when the look was made is no damage, and a writer that was
+// mid-batch then may have finished and let go of the lock since. So the
+// tail is looked at again once no writer holds the lock: torn where it was
+// torn before, it is a torn tail.
+bool torn_without_writer(Log& log, const std::string& dir) {
+  if (log.torn_tail().empty() || writer_active(dir)) return false;
+  const std::string seen = log.torn_tail();
+  if (Status st = log.refresh(); !st.is_ok()) fail(st, dir);
+  return log.torn_tail() == seen;
+}
+
 // Records taken from the scanner at a time (at most a read window's worth come).
 constexpr size_t kBatch = 4096;
 
@@ -371,7 +383,7 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
       if (auto exit = report_open_damage(g, *log, o.dir)) return *exit;
       fail(log->damage(), o.dir);
     }
-    if (!reaped && !torn_warned && !log->torn_tail().empty() && !writer_active(o.dir)) {
+    if (!reaped && !torn_warned && torn_without_writer(*log, o.dir)) {
       torn_warned = true;
       progress.clear();
       // torn_tail() is "PATH:OFFSET: what".
