@@ -444,11 +444,16 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
     }
     if (first > pos) {
       // From another process a recycle and a truncate-before look alike: a
-      // log that reuses its segment files (generation above 1) recycles.
+      // log that reuses its segment files (created with --max-segments, or
+      // one already reused: generation above 1) recycles. A segment reaped
+      // under the read says nothing: a removed one whose descriptor was
+      // closed for want of descriptors is reaped too.
       const auto segs = log->segments();
-      const bool recycles = reaped || std::any_of(segs.begin(), segs.end(), [](const SegmentInfo& s) {
-                              return s.generation > 1;
-                            });
+      bool recycles = std::any_of(segs.begin(), segs.end(), [](const SegmentInfo& s) { return s.generation > 1; });
+      try {
+        recycles = recycles || load_options(o.dir, {}).max_segments > 1;
+      } catch (const Failure&) {  // an alog.json a writer would refuse: the reader reads on
+      }
       p.reset(recycles ? "recycled" : "truncated_before", pos, first - 1, first,
               fmt::format("records {}-{} were removed before they were read; following from {}",
                           pos, first - 1, first));

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,7 +31,10 @@ class Child {
  public:
   enum class Stdin { null, pipe };
   // stdin_fd >= 0: the child's stdin is that descriptor (closed here).
-  explicit Child(const std::vector<std::string>& args, Stdin in = Stdin::null, int stdin_fd = -1) {
+  // max_fds > 0: the child may open at most that many descriptors
+  // (RLIMIT_NOFILE's soft limit).
+  explicit Child(const std::vector<std::string>& args, Stdin in = Stdin::null, int stdin_fd = -1,
+                 rlim_t max_fds = 0) {
     int out[2], err[2], inp[2] = {-1, -1};
     REQUIRE(::pipe(out) == 0);
     REQUIRE(::pipe(err) == 0);
@@ -50,6 +54,12 @@ class Child {
       }
       for (int fd : {out[0], out[1], err[0], err[1], inp[0], inp[1], stdin_fd})
         if (fd > 2) ::close(fd);
+      if (max_fds > 0) {
+        struct rlimit l;
+        if (::getrlimit(RLIMIT_NOFILE, &l) != 0) ::_exit(127);
+        l.rlim_cur = max_fds;
+        if (::setrlimit(RLIMIT_NOFILE, &l) != 0) ::_exit(127);
+      }
       std::vector<char*> argv;
       std::string path = ALOG_CLI_PATH;
       argv.push_back(path.data());
