@@ -157,8 +157,9 @@ void Appender::salvage(bool sync, Failure& f, const InputReader* in, bool in_fed
     } catch (const Failure&) {
     }
   }
-  bool durable = !r_.records;
-  if (sync && r_.records) durable = log_.sync().is_ok();
+  // With --sync-each every batch appended was synced before the next.
+  bool durable = !r_.records || log_.options().sync_on_append;
+  if (sync && !durable) durable = log_.sync().is_ok();
   Json resume = Json::object();
   if (!starts_.empty()) {
     resume["file"] = starts_.front().file;

@@ -114,6 +114,24 @@ TEST_CASE("a second signal during the stop ends append at once without appending
   CHECK(visible_next(d) == 0);
 }
 
+TEST_CASE("after a second signal, append --sync-each says the records it appended are durable: each was synced") {
+  TempDir t;
+  std::string d = t / "log";
+  Child c({"--json", "append", "--sync-each", "--batch", "1", d}, Child::Stdin::pipe);
+  c.write("a\nb\n");
+  REQUIRE(wait_visible(d, 2));
+  c.stop();
+  c.signal(SIGTERM);
+  c.signal(SIGINT);
+  c.resume();
+  CHECK(c.wait_exit() == 130);
+  json j = json::parse(c.rest(0));
+  CHECK(j["error"]["code"] == "interrupted");
+  CHECK(j["error"]["last_appended_seq"] == 1);
+  CHECK(j["error"]["last_durable_seq"] == 1);
+  CHECK(j["error"]["resume"]["record"] == 3);
+}
+
 TEST_CASE("append enforces max_payload_size as the bytes of an endless line arrive") {
   TempDir t;
   std::string d = t / "log";
