@@ -319,7 +319,9 @@ int cat_dir_records(const CatOptions& o, const Global& g, Printer& p, CursorKeep
                      log->next_sequence()));
   if (o.from && r.from < log->first_sequence())
     warn(g, o.dir, std::nullopt,
-         fmt::format("records before {} were truncated; starting there", log->first_sequence()));
+         fmt::format("--from {}: the log's first record is {} (those before it were removed, or never "
+                     "written); starting there",
+                     r.from, log->first_sequence()));
   Progress progress(g, "cat", /*delayed=*/true);
   uint64_t pos = std::max(r.from, log->first_sequence());
   bool torn_warned = false;

@@ -126,6 +126,16 @@ TEST_CASE("cat selects records with --from, --to, --count and --last") {
   CHECK(run_alog("cat --from 5 --last 4 " + d).exit_code == 16);
 }
 
+TEST_CASE("cat --from below the first record starts at the first and says which it is") {
+  const std::string d = vector_log("start-sequence");
+  RunResult r = run_alog("cat --seq --payload=none --from 5 --count 1 " + shq(d));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "1000\n");
+  CHECK(r.err == "alog: " + d + ": warning: --from 5: the log's first record is 1000 (those before it were "
+                                "removed, or never written); starting there\n");
+  CHECK(run_alog("-q cat --from 5 --count 1 " + shq(d)).err == "");
+}
+
 TEST_CASE("cat --len32 output appends back into an identical log") {
   TempDir t;
   std::string copy = t / "copy";
