@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "alog/write_plan.h"
 #include "cli.h"
 #include "control_client.h"
 #include "control_protocol.h"
@@ -24,6 +25,12 @@ int run_roll(const RollOptions& o, const Global& g, Log* live = nullptr) {
   if (!live) {
     require_log_dir(o.dir);
     if (auto served = ask_holder(g, o.dir, control::kOpRoll, {{"dir", o.dir}})) return *served;
+    // The refusals a roll would meet (a new name in DIR, the segments
+    // written), before it seals anything: a failing roll changes nothing.
+    WritePlan plan;
+    plan.write_open = true;
+    plan.names = true;
+    if (Status st = check_write_plan(o.dir, plan); !st) fail(st, o.dir);
     own = open_write_or_fail(g, o.dir, {}, false, wait_ms(o.wait));
   }
   Log* log = live ? live : own.get();

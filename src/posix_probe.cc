@@ -67,8 +67,9 @@ Status probe_write(const std::string& path, WriteUse use) {
     // mkdir refuses an existing link or file; files are then created in it.
     if (!S_ISDIR(st.st_mode)) return not_regular(path, st.st_mode, "a directory");
     ALOG_TRY(at.check(path, place_of(st, at.fd(), at.name(), AT_SYMLINK_NOFOLLOW)));
-    if (int e = read_only(at)) return Status::io_error("open", path, e);
-    if (int e = denied(at, W_OK | X_OK)) return Status::io_error("open", path, e);
+    // What fails is the creation of the first file in it.
+    if (int e = read_only(at)) return Status::io_error("create files in the directory", path, e);
+    if (int e = denied(at, W_OK | X_OK)) return Status::io_error("create files in the directory", path, e);
     return {};
   }
   // open(read_write) refuses a special file before opening it; lock opens

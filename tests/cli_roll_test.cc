@@ -2,6 +2,7 @@
 // so that retention can remove records that were in it.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -61,6 +62,25 @@ TEST_CASE("roll of a directory that is not a log fails without creating one") {
   RunResult r = run_alog("roll " + shq(t / "none"));
   CHECK(r.exit_code == 8);
   CHECK(!file_exists(t / "none"));
+}
+
+TEST_CASE("a roll that may not create a segment in DIR fails before it seals anything") {
+  const std::string nobody = alog_as_nobody();
+  if (nobody.empty()) return;
+  TempDir t;
+  std::filesystem::permissions(t.path(), std::filesystem::perms::all);  // nobody may enter t
+  std::string d = t / "log";
+  REQUIRE(run_alog("append " + shq(d), "a\nb\n").exit_code == 0);
+  // Its files writable by everyone, the directory not.
+  for (const auto& n : list_dir(d))
+    if (n != "alog.json") std::filesystem::permissions(d + "/" + n, std::filesystem::perms(0666));
+  const auto before = snapshot_tree(d);
+  RunResult r = run(nobody + " --json roll " + shq(d));
+  CHECK(r.exit_code == 8);
+  CHECK(json::parse(r.out)["error"]["code"] == "io");
+  check_one_line_error(r, d);
+  CHECK(r.err.find("create files in the directory: Permission denied") != std::string::npos);
+  CHECK(snapshot_tree(d) == before);
 }
 
 TEST_CASE("Log::roll seals the active segment and is busy while a Writer runs") {
