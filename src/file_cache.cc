@@ -70,17 +70,22 @@ bool FileCache::shed() {
 
 namespace {
 
-// fs.open(path, mode), again after each shed() that closed a descriptor
-// while the open fails for want of them (EMFILE, ENFILE).
+// op(), again after each shed() that closed a descriptor while it fails
+// for want of them (EMFILE, ENFILE).
+template <class Op, class Shed>
+auto retrying(Op op, Shed shed) {
+  while (true) {
+    auto done = op();
+    if (done.is_ok()) return done;
+    const Status& st = done.status();
+    const bool no_descriptor = st.code() == Errc::io && (st.sys_errno() == EMFILE || st.sys_errno() == ENFILE);
+    if (!no_descriptor || !shed()) return done;
+  }
+}
+
 template <class Shed>
 Result<std::unique_ptr<File>> open_retrying(Fs& fs, const std::string& path, OpenMode mode, Shed shed) {
-  while (true) {
-    auto opened = fs.open(path, mode);
-    if (opened.is_ok()) return opened;
-    const Status& st = opened.status();
-    const bool no_descriptor = st.code() == Errc::io && (st.sys_errno() == EMFILE || st.sys_errno() == ENFILE);
-    if (!no_descriptor || !shed()) return opened;
-  }
+  return retrying([&] { return fs.open(path, mode); }, shed);
 }
 
 }  // namespace
@@ -92,6 +97,10 @@ Result<std::unique_ptr<File>> FileCache::open_locked(CachedFile& f) {
 Result<std::unique_ptr<File>> open_shedding(Fs& fs, const std::string& path, OpenMode mode,
                                             FileCache& cache) {
   return open_retrying(fs, path, mode, [&] { return cache.shed(); });
+}
+
+Result<std::vector<std::string>> list_shedding(Fs& fs, const std::string& dir, FileCache& cache) {
+  return retrying([&] { return fs.list(dir); }, [&] { return cache.shed(); });
 }
 
 void FileCache::adopt(CachedFile& f, std::shared_ptr<File> open) {

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "alog/fs.h"
 
@@ -116,6 +117,9 @@ class CachedFile final : public File {
 // than the descriptor limit allows open at once still opens and reads.
 Result<std::unique_ptr<File>> open_shedding(Fs& fs, const std::string& path, OpenMode mode,
                                             FileCache& cache = FileCache::shared());
+// fs.list(dir), likewise: listing opens the directory.
+Result<std::vector<std::string>> list_shedding(Fs& fs, const std::string& dir,
+                                               FileCache& cache = FileCache::shared());
 
 // Wraps a segment file just opened (or created) at `path`, or at an earlier
 // name it was renamed from (CachedFile), in a CachedFile,

@@ -204,7 +204,7 @@ Status LogImpl::load_segments(bool writer) {
   };
   if (writer) {
     // Refuse a directory that is not a log before creating LOCK in it.
-    ALOG_ASSIGN(auto early, fs_->list(dir_));
+    ALOG_ASSIGN(auto early, list_shedding(*fs_, dir_));
     if (std::none_of(early.begin(), early.end(), [](const std::string& n) { return parse_segment_name(n).has_value(); }) &&
         std::any_of(early.begin(), early.end(), is_other))
       return not_a_log_here();
@@ -213,7 +213,7 @@ Status LogImpl::load_segments(bool writer) {
     // before anything in the directory changes.
     ALOG_TRY(check_lost_found(*fs_, dir_).status());
   }
-  ALOG_ASSIGN(auto names, fs_->list(dir_));
+  ALOG_ASSIGN(auto names, list_shedding(*fs_, dir_));
   std::sort(names.begin(), names.end());
   std::vector<std::string> segs;
   bool other = false;
