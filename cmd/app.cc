@@ -133,6 +133,15 @@ int refuse_global_options_of_completion(CLI::App& app) {
   return -1;
 }
 
+// CLI11's message in the tool's words where CLI11's own would puzzle:
+// "--keep: At Most 1 required but received 2" is an option given twice.
+std::string parse_error_message(const std::string& what) {
+  const std::string twice = ": At Most 1 required but received ";
+  if (const size_t at = what.find(twice); at != std::string::npos)
+    return what.substr(0, at) + ": given " + what.substr(at + twice.size()) + " times; it takes one value";
+  return what;
+}
+
 }  // namespace
 
 int alog_main(int argc, char** argv) {
@@ -183,7 +192,7 @@ int alog_main(int argc, char** argv) {
       if (int u = refuse_global_options_of_completion(app); u >= 0) return u;
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
-      return usage_error(command_of(app), e.what());
+      return usage_error(command_of(app), parse_error_message(e.what()));
     }
     if (int u = refuse_global_options_of_completion(app); u >= 0) return u;
     command = command_of(app);

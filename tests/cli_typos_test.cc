@@ -49,6 +49,13 @@ TEST_CASE("alog help prints the usage, and alog help COMMAND that command's") {
   CHECK(run_alog("help cta").exit_code == 16);
 }
 
+TEST_CASE("an option given twice is a usage error that says so in words") {
+  RunResult r = run_alog("truncate-before --keep 5 --keep 10 x");
+  CHECK(r.exit_code == 16);
+  CHECK(r.err == "alog: truncate-before: --keep: given 2 times; it takes one value (see alog truncate-before --help)\n");
+  CHECK(run_alog("cat --from 1 --from 2 --from 3 x").err.find("--from: given 3 times") != std::string::npos);
+}
+
 TEST_CASE("alog help with more than one argument is a usage error naming the extra one") {
   RunResult r = run_alog("help cat extra");
   CHECK(r.exit_code == 16);
