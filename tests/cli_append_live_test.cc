@@ -32,6 +32,16 @@ std::string payload_at(const std::string& dir, uint64_t seq) {
   return std::string(rec->payload);
 }
 
+// SIGTERM and SIGINT both pending when the stopped child runs again, so
+// that the second one meets the stop the first began; its exit status.
+int second_signal(Child& c) {
+  c.stop();
+  c.signal(SIGTERM);
+  c.signal(SIGINT);
+  c.resume();
+  return c.wait_exit();
+}
+
 }  // namespace
 
 TEST_CASE("append writes a record read from a pipe within the flush interval although its batch is not full") {
@@ -100,12 +110,7 @@ TEST_CASE("a second signal during the stop ends append at once without appending
   Child c({"--json", "append", "--flush-interval", "1h", d}, Child::Stdin::pipe);
   c.write("a\nb\nc\n");
   REQUIRE(c.wait_stdin_drained());
-  // Both signals pending when it runs again: the second one meets the stop.
-  c.stop();
-  c.signal(SIGTERM);
-  c.signal(SIGINT);
-  c.resume();
-  CHECK(c.wait_exit() == 130);
+  CHECK(second_signal(c) == 130);
   json j = json::parse(c.rest(0));
   CHECK(j["error"]["code"] == "interrupted");
   CHECK(j["error"]["last_appended_seq"] == nullptr);
@@ -120,11 +125,7 @@ TEST_CASE("after a second signal, append --sync-each says the records it appende
   Child c({"--json", "append", "--sync-each", "--batch", "1", d}, Child::Stdin::pipe);
   c.write("a\nb\n");
   REQUIRE(wait_visible(d, 2));
-  c.stop();
-  c.signal(SIGTERM);
-  c.signal(SIGINT);
-  c.resume();
-  CHECK(c.wait_exit() == 130);
+  CHECK(second_signal(c) == 130);
   json j = json::parse(c.rest(0));
   CHECK(j["error"]["code"] == "interrupted");
   CHECK(j["error"]["last_appended_seq"] == 1);

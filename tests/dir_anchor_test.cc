@@ -27,19 +27,6 @@ namespace {
 const char* const kOtherFs =
     "is on another file system or mount than the log; alog writes only in the log's own directory";
 
-// Forwards to posix_fs() and runs `hook` once, before the first open of a
-// path holding `watch`.
-class SwapFs final : public ForwardFs {
- public:
-  SwapFs() : ForwardFs(posix_fs()) {}
-  std::string watch;
-  std::function<void()> hook;
-  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m) override {
-    if (hook && p.find(watch) != std::string::npos) std::exchange(hook, nullptr)();
-    return in_.open(p, m);
-  }
-};
-
 // A mount at `at` for the scope (unmounted, lazily, at its end): a 4 MiB
 // tmpfs, or with `from` a bind mount of that file or directory. ok() is
 // false where mounting is not permitted, why() says why.
@@ -183,7 +170,7 @@ TEST_CASE("lost+found replaced by a link just before recovery saves into it is r
   TempDir t;
   const std::string d = copy_vector(t, "torn-tail"), elsewhere = t / "elsewhere";
   fs::create_directory(elsewhere);
-  SwapFs sfs;
+  OpenHookFs sfs(posix_fs());
   sfs.watch = "/lost+found/";
   sfs.hook = [&] {  // after recovery made lost+found/ and checked it
     fs::rename(d + "/lost+found", t / "lf-was");
@@ -204,7 +191,7 @@ TEST_CASE("a log directory replaced by a link during recovery still gets its byt
   copy_tree(d, decoy);
   fs::create_directory(decoy + "/lost+found");
   const auto before = snapshot_tree(decoy);
-  SwapFs sfs;
+  OpenHookFs sfs(posix_fs());
   sfs.watch = "/lost+found/";
   sfs.hook = [&] {
     fs::rename(d, moved);

@@ -5,7 +5,6 @@
 // die with not_found under routine retention).
 #include <doctest/doctest.h>
 
-#include <functional>
 #include <string>
 
 #include "alog/log.h"
@@ -16,20 +15,6 @@ using namespace alog;
 using namespace alog::test;
 
 namespace {
-
-// Forwards to posix_fs(); the first open of a path holding `watch` runs
-// `hook` first (the other process's removal, landing between the listing
-// and the open).
-class RaceFs final : public ForwardFs {
- public:
-  RaceFs() : ForwardFs(posix_fs()) {}
-  std::string watch;
-  std::function<void()> hook;
-  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m) override {
-    if (hook && p.find(watch) != std::string::npos) std::exchange(hook, nullptr)();
-    return in_.open(p, m);
-  }
-};
 
 // A closed log of 3 segments: records 0-9, 10-19 and 20-24.
 std::string three_segments(const TempDir& t) {
@@ -51,7 +36,7 @@ const std::string kFirst = "00000000000000000000.seg";
 TEST_CASE("a reader opening a log while another process truncates it opens what is left, not not_found") {
   TempDir t;
   const std::string d = three_segments(t);
-  RaceFs fs;
+  OpenHookFs fs(posix_fs());
   fs.watch = kFirst;
   fs.hook = [&] { REQUIRE(posix_fs().rename(d + "/" + kFirst, d + "/" + kFirst + ".del").is_ok()); };
   Options o;
@@ -65,7 +50,7 @@ TEST_CASE("a reader opening a log while another process truncates it opens what 
 TEST_CASE("a follower's refresh racing a truncation in another process goes on at the new first record") {
   TempDir t;
   const std::string d = three_segments(t);
-  RaceFs fs;
+  OpenHookFs fs(posix_fs());
   Options o;
   o.fs = &fs;
   auto r = Log::open_read(d, o);

@@ -2,6 +2,7 @@
 // from them and override the calls they watch or interfere with.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +45,19 @@ class ForwardFs : public Fs {
 
  protected:
   Fs& in_;
+};
+
+// Forwards to `inner`; the first open of a path holding `watch` runs `hook`
+// first (another process's change, landing just before that open).
+class OpenHookFs final : public ForwardFs {
+ public:
+  explicit OpenHookFs(Fs& inner) : ForwardFs(inner) {}
+  std::string watch;
+  std::function<void()> hook;
+  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m) override {
+    if (hook && p.find(watch) != std::string::npos) std::exchange(hook, nullptr)();
+    return in_.open(p, m);
+  }
 };
 
 }  // namespace alog::test
