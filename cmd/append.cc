@@ -131,6 +131,7 @@ void print(const AppendResult& r, const Global& g, int exit_status) {
   j["synced"] = r.synced;
   j["next_seq"] = r.next_seq;
   if (r.retention) j["retention_records_removed"] = r.retention_removed;
+  if (r.recycled) j["recycled_records"] = *r.recycled;
   j["recovered"] = tail_cut_json(r.recovered);
   j["open_repairs"] = open_repairs_json(r.repairs);
   if (exit_status == kExitInterrupted) j["signal"] = first_signal_name();  // the last key
@@ -294,6 +295,7 @@ int run_append(const AppendOptions& o, const Global& g, bool* reading) {
     throw;
   }
   r.next_seq = log->next_sequence();
+  if (log->options().max_segments > 1) r.recycled = log->records_recycled();
   const int exit = stopped ? kExitInterrupted : kExitOk;
   print(r, g, exit);
   if (stopped && !g.quiet)

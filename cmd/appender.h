@@ -28,6 +28,7 @@ struct AppendResult {
   bool synced = false;
   bool retention = false;        // policies apply (given or stored)
   uint64_t retention_removed = 0;  // records they removed during this run
+  std::optional<uint64_t> recycled;  // with max_segments > 1: records recycling dropped during this run
   std::optional<TailCut> recovered;  // what the open cut at the tail
   std::vector<OpenRepair> repairs;   // what the open removed and renamed
 };

@@ -50,6 +50,8 @@ Status LogImpl::recycle_oldest(uint64_t start, SegmentPtr* out) {
   ALOG_TRY(fs_->sync_dir(dir_));
   // From here on the old segment's records are gone.
   set_view(SegmentList(v->begin() + 1, v->end()));
+  const auto gone = old->range();
+  recycled_records_ += gone.next - gone.first;
   uint64_t created = std::max(now_ms(), v->back()->header().created_at_ms);
   uint16_t gen = old->generation() == 65535 ? 1 : static_cast<uint16_t>(old->generation() + 1);
   // The same inode, with the old frames (of the old generation) behind the new EOF.

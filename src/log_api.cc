@@ -92,6 +92,7 @@ Status Log::truncate_after(uint64_t seq) {
   return impl_->truncate_after(seq);
 }
 uint64_t Log::first_sequence() const { return impl_->first_sequence(); }
+uint64_t Log::records_recycled() const { return impl_->records_recycled(); }
 uint64_t Log::next_sequence() const {
   impl_->settle_tail();
   return impl_->next_sequence();

@@ -121,6 +121,7 @@ class LogImpl {
   uint64_t disk_size() const;
 
   const std::string& dir() const { return dir_; }
+  uint64_t records_recycled() const { return recycled_records_; }
   const Options& options() const { return opt_; }
   Fs& fs() const { return *fs_; }
   bool writable() const { return writable_; }
@@ -228,6 +229,7 @@ class LogImpl {
   uint64_t now_ms() const;
 
   std::string dir_;
+  std::atomic<uint64_t> recycled_records_{0};  // dropped by recycle_oldest since the open
   Options opt_;
   Fs* fs_;
   // The log directory, held open while the log is (Fs::anchor): every name

@@ -120,3 +120,24 @@ TEST_CASE("a live append with --segment-age rolls its active segment while no in
   CHECK(c.wait_exit() == 0);
   CHECK(run_alog("verify " + shq(d)).exit_code == 0);
 }
+
+TEST_CASE("append to a recycling log counts the records recycling dropped, and a log that does not recycle has no such count") {
+  TempDir t;
+  const std::string d = t / "ring";
+  auto first_seq = [&] {
+    auto log = Log::open_read(d);
+    REQUIRE(log.is_ok());
+    return (*log)->first_sequence();
+  };
+  RunResult r = run_alog("--json append --segment-size 1k --max-segments 3 " + shq(d), lines(300, 20));
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  const uint64_t after_first = first_seq();
+  CHECK(after_first > 0);
+  CHECK(j["recycled_records"] == after_first);  // the log started at 0; nothing else removes
+  r = run_alog("--json append " + shq(d), lines(100, 20));
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["recycled_records"] == first_seq() - after_first);
+  r = run_alog("--json append " + shq(t / "plain"), lines(10, 20));
+  CHECK_FALSE(json::parse(r.out).contains("recycled_records"));
+}

@@ -171,6 +171,9 @@ class Log {
   // Last sequence, or nullopt when empty.
   std::optional<uint64_t> last_sequence() const;
   uint64_t next_sequence() const;
+  // Records this Log dropped by recycling its oldest segment (max_segments
+  // > 1) since it was opened.
+  uint64_t records_recycled() const;
   uint64_t count() const { return next_sequence() - first_sequence(); }
   bool empty() const { return count() == 0; }
   // Sum of the segment files' lengths.
