@@ -18,11 +18,6 @@ using namespace alog::test::cli;
 
 namespace {
 
-// UBSan's checks test whether memory is readable through a pipe of their
-// own, which a process out of descriptors cannot make: they then report
-// every object as invalid. The limit is exercised in the other builds.
-bool ubsan_build() { return std::string(ALOG_TEST_SANITIZE).find("undefined") != std::string::npos; }
-
 RunResult run_limited(int n, const std::string& args, const std::string& in = {}) {
   return run("ulimit -n " + std::to_string(n) + " && exec " + alog_cli() + " " + args, in);
 }
