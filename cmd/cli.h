@@ -65,6 +65,9 @@ Failure failure(const Status& st, const std::string& path = {});
 [[noreturn]] void fail(const Status& st, const std::string& path = {});
 [[noreturn]] void fail(std::string code, std::string path, std::optional<uint64_t> offset,
                        std::string message);
+// The "interrupted" Failure (exit 130): "interrupted by SIGTERM", with the
+// signal's name as "signal" in the JSON error object.
+Failure interrupted_failure();
 // A usage error found after parsing (conflicting options): exit 16.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

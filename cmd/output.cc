@@ -54,7 +54,7 @@ std::string strip_location(std::string msg, const std::string& path) {
 
 Failure failure(const Status& st, const std::string& path) {
   if (st.is(Errc::stopped) && interrupted())  // a read the signal stopped (interrupt.h)
-    return Failure("interrupted", "", std::nullopt, "interrupted", kExitInterrupted);
+    return interrupted_failure();
   std::string p = st.path().empty() ? path : st.path();
   std::string msg = strip_location(st.message(), p);
   if (!st.path().empty() && st.path() != path) msg = strip_location(msg, path);

@@ -59,8 +59,17 @@ std::string first_signal_name() {
   }
 }
 
+Failure interrupted_failure() {
+  const std::string sig = first_signal_name();
+  Failure f("interrupted", "", std::nullopt, sig.empty() ? "interrupted" : "interrupted by " + sig,
+            kExitInterrupted);
+  f.detail = Json::object();
+  f.detail["signal"] = sig.empty() ? Json(nullptr) : Json(sig);
+  return f;
+}
+
 void check_interrupted() {
-  if (interrupted()) throw Failure("interrupted", "", std::nullopt, "interrupted", kExitInterrupted);
+  if (interrupted()) throw interrupted_failure();
 }
 
 void stop_reads_on_signals() { alog::set_interrupt_check(&interrupted); }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "cli_child.h"
 #include "cli_util.h"
@@ -30,8 +31,9 @@ void check_nothing_appended(const json& e, const std::string& first_input) {
 
 }  // namespace
 
-TEST_CASE("a signal while append waits for a FIFO input's writer stops it with exit 130, nothing appended, resuming at the first input") {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+TEST_CASE("a signal while append waits for a FIFO input's writer stops it with exit 130, naming the signal, nothing appended, resuming at the first input") {
+  const std::pair<int, const char*> signals[] = {{SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"}};
+  for (auto [sig, name] : signals) {
     TempDir t;
     const std::string d = t / "log", f1 = t / "f1", fifo = t / "fifo";
     REQUIRE(run_alog("append -q " + shq(d), "x\n").exit_code == 0);
@@ -45,8 +47,9 @@ TEST_CASE("a signal while append waits for a FIFO input's writer stops it with e
     json out = json::parse(c.rest(0));
     CHECK(out["exit_status"] == 130);
     CHECK(out["error"]["code"] == "interrupted");
+    CHECK(out["error"]["signal"] == name);
     check_nothing_appended(out["error"], f1);
-    CHECK(c.rest(1) == "alog: interrupted (nothing appended)\n");
+    CHECK(c.rest(1) == std::string("alog: interrupted by ") + name + " (nothing appended)\n");
     CHECK(snapshot_tree(d) == before);
   }
 }

@@ -85,6 +85,6 @@ TEST_CASE("a signal ends a --wait for the lock at once with exit 130, changing n
   c.resume();
   c.signal(SIGTERM);
   CHECK(c.wait_exit() == 130);
-  CHECK(c.rest(1).find("interrupted") != std::string::npos);
+  CHECK(c.rest(1).find("interrupted by SIGTERM") != std::string::npos);
   CHECK((*log)->next_sequence() == 1);
 }
