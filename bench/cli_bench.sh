@@ -43,6 +43,12 @@ rate=$(calc "%.2f" "$lines / $t_app / 1e6")
 row "CLI: alog append --no-sync, $lines × 100 B lines" "$(ms "$t_app") = $rate M rec/s" \
   "$(ms "$t_cp") cp of the input" "$(calc "%.2f×" "$t_app / $t_cp")" \
   "≤ 2× (issue 14; ≤ 0.26 s)" "$(yesno "$t_app / $t_cp <= 2 && $lines / $t_app >= 3.9e6")"
+# What bounds that ratio: cp copies in the kernel (copy_file_range: one copy
+# of each byte), while a program that looks at the bytes reads them into its
+# memory and writes them out again (two copies), as dd does with no work
+# between its read and its write.
+t_dd=$(median_s $runs "rm -f '$work/copy'" "dd if='$work/input' of='$work/copy' bs=512K status=none")
+info "CLI append bound: read + write of the input through a 512 KiB buffer (dd, nothing else) $(ms "$t_dd") = $(calc "%.2f×" "$t_dd / $t_cp") cp, whose copy_file_range copies in the kernel; alog append is $(calc "%.2f×" "$t_app / $t_dd") dd"
 
 # verify and cat of that log, against cat of its segment files.
 rm -rf "$log"

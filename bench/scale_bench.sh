@@ -65,6 +65,8 @@ for i in 0 1 2; do
   bytes=$(log_bytes)
   gib[$i]=$(calc "%.3f" "$bytes / 2^30")
   fig[open,$i]=$(median_s $runs true "'$alog_bin' append --no-sync '$log' < /dev/null")
+  # The floor of an open that reads every header (FORMAT.md), by a bare program.
+  [[ -x $build/bench/open_bench ]] && floor[$i]=$("$build/bench/open_bench" --floor "$log")
   fig[seek,$i]=$(median_s $runs true "'$alog_bin' seek '$log' $((records / 2)) > /dev/null")
   fig[verify,$i]=$(median_s $runs true "'$alog_bin' verify '$log' > /dev/null")
   fig[cat,$i]=$(median_s $runs true "'$alog_bin' cat '$log' > /dev/null")
@@ -80,6 +82,10 @@ for i in 0 1 2; do
   info "scale: ${gib[$i]} GiB, ${segs[$i]} segments, $records records: open $(ms "${fig[open,$i]}"), seek $(ms "${fig[seek,$i]}"), verify $(ms "${fig[verify,$i]}"), cat $(ms "${fig[cat,$i]}")"
 done
 
+if [[ -n ${floor[2]:-} ]]; then
+  added=$((segs[2] - segs[0]))
+  info "scale: open bound: a bare program that lists the log, takes the lock, and opens, reads and closes every segment's header takes $(calc "%.2f ms" "${floor[0]} * 1000") at ${gib[0]} GiB and $(calc "%.2f ms" "${floor[2]} * 1000") at ${gib[2]} GiB, $(calc "%.1f" "(${floor[2]} - ${floor[0]}) / $added * 1e6") µs per segment added (alog open: $(calc "%.1f" "(${fig[open,2]} - ${fig[open,0]}) / $added * 1e6") µs); that floor's growth alone puts open at ${gib[2]} GiB at $(calc "%.2f×" "(${fig[open,0]} + ${floor[2]} - ${floor[0]}) / ${fig[open,0]}") of its ${gib[0]} GiB figure"
+fi
 for i in 1 2; do
   for n in open seek; do
     r=$(calc "%.3f" "${fig[$n,$i]} / ${fig[$n,0]}")
