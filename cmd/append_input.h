@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,9 +52,32 @@ class InputReader {
 
  private:
   // A complete record at buf_[pos_] into *out; at the end of the input also
-  // the last one without a terminator.
-  bool take(std::string_view* out);
-  void consume(uint64_t n);
+  // the last one without a terminator. Inline, the common case: a
+  // delimited record in the buffer (one per call, a million per second in a
+  // pipeline); take_slow() the rest.
+  bool take(std::string_view* out) {
+    if (split_ == Split::newline || split_ == Split::nul) {
+      const size_t from = scanned_ > pos_ ? scanned_ : pos_;
+      const char* const buf = buf_.get();
+      const void* hit = from < len_ ? std::memchr(buf + from, delim_, len_ - from) : nullptr;
+      if (!hit) {
+        scanned_ = len_;  // each byte is scanned once
+      } else if (size_t at = size_t(static_cast<const char*>(hit) - buf); at - pos_ <= max_payload_) {
+        *out = std::string_view(buf + pos_, at - pos_);
+        consume(at + 1 - pos_);
+        return true;
+      }
+    }
+    return take_slow(out);
+  }
+  bool take_slow(std::string_view* out);
+  void consume(uint64_t n) {
+    record_offset_ = offset_;
+    records_++;
+    pos_ += n;
+    offset_ += n;
+    scanned_ = pos_;
+  }
   // Waits up to timeout_ms for input and reads one block: record when it
   // read (or reached the end), else timeout or signal.
   Got wait_and_fill(int timeout_ms);
@@ -66,6 +90,7 @@ class InputReader {
   std::string name_;
   int fd_;
   Split split_;
+  char delim_;  // newline and nul
   uint64_t max_payload_;
   // The input read and not yet consumed, read(2) straight into it: bytes
   // [0, len_) of cap_; records handed out still point into it.

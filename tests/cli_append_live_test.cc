@@ -152,6 +152,26 @@ TEST_CASE("append enforces max_payload_size as the bytes of an endless line arri
   CHECK(visible_next(d) == 1);
 }
 
+TEST_CASE("append takes a line of exactly max_payload_size bytes and refuses one a byte longer, with or without its terminator") {
+  TempDir t;
+  std::string d = t / "log";
+  for (const char* split : {"", "-0 "}) {
+    const char end = *split ? '\0' : '\n';
+    RunResult ok = run_alog("--json append " + std::string(split) + "--max-payload-size 4 " + shq(d),
+                            std::string("abcd") + end + "wxyz");
+    CHECK(ok.exit_code == 0);
+    RunResult r = run_alog("--json append " + std::string(split) + "--max-payload-size 4 " + shq(d),
+                           std::string("abcd") + end + "abcde" + end);
+    CHECK(r.exit_code == 8);
+    json e = json::parse(r.out)["error"];
+    CHECK(e["code"] == "payload_too_large");
+    CHECK(e["message"] == "record 2 of 5 bytes is larger than max_payload_size 4 (nothing appended)");
+    CHECK(e["offset"] == 5);
+    CHECK(e["resume"]["record"] == 1);  // abcd was in the batch the refusal ended
+  }
+  CHECK(visible_next(d) == 4);  // abcd and wxyz, twice
+}
+
 TEST_CASE("a failed append to a new log leaves no log directory behind") {
   TempDir t;
   std::string d = t / "log";
