@@ -79,6 +79,11 @@ t_json=$(median_s $runs true "'$alog_bin' --json cat --payload base64 '$log' > /
 row "CLI: alog --json cat --payload base64 > /dev/null of that log" "$(ms "$t_json")" \
   "$(ms "$t_raw") cat of the segments" "$(calc "%.2f×" "$t_json / $t_raw")" "≤ 6×" \
   "$(yesno "$t_json / $t_raw <= 6")"
+# That NDJSON read back (a log copied through a pipeline), beside the plain append.
+"$alog_bin" --json cat --payload base64 "$log" >"$work/ndjson"
+t_nd=$(median_s $runs "rm -rf '$work/nd'" "'$alog_bin' append --ndjson --no-sync '$work/nd' < '$work/ndjson' > /dev/null")
+info "CLI: alog append --ndjson --no-sync of that NDJSON ($(stat -c %s "$work/ndjson") bytes) $(ms "$t_nd") = $(calc "%.2f×" "$t_nd / $t_app") the plain append of the lines"
+rm -rf "$work/nd" "$work/ndjson"
 # The same records synced: with --no-sync nothing is marked synced, and
 # cat reads the whole log as an unsynced tail, walked in parts (every
 # check a walk makes: the running CRC, each batch confirmed) instead of

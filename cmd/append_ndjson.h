@@ -19,6 +19,17 @@ std::optional<std::string> ndjson_payload(std::string_view line, PayloadEncoding
                                           const std::string& input, uint64_t line_no,
                                           uint64_t offset);
 
+// The two readings ndjson_payload() makes. First the payload of a line
+// exactly as cat --json writes a base64 or hex record (record_json.h), read
+// without a JSON parser; nullopt for any other line, valid or not. Where it
+// gives a payload, the JSON parser's reading gives the same (a test holds
+// them to it): the fast path only saves a parse.
+std::optional<std::string> canonical_ndjson_payload(std::string_view line);
+// Then the JSON parser's reading of any line, as ndjson_payload() says.
+std::optional<std::string> parsed_ndjson_payload(std::string_view line, PayloadEncoding encoding,
+                                                 const std::string& input, uint64_t line_no,
+                                                 uint64_t offset);
+
 // Strict decoders: nullopt for anything but canonical input.
 std::optional<std::string> unbase64(std::string_view s);
 std::optional<std::string> unhex(std::string_view s);

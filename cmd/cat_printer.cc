@@ -11,21 +11,16 @@
 
 #include "alog/crc32c.h"
 #include "alog/format.h"
+#include "record_json.h"
 #include "report.h"
 
 namespace alog::cli {
 
 namespace {
 
-// The JSON line of a record, in the key order and spelling json_line()
-// gives the record's JSON value (record_json_value_line).
-constexpr std::string_view kJsonHead = "{\"type\":\"record\",\"seq\":";
-constexpr std::string_view kJsonLength = ",\"length\":";
-constexpr std::string_view kJsonBase64 = ",\"payload_encoding\":\"base64\",\"payload\":\"";
-constexpr std::string_view kJsonHex = ",\"payload_encoding\":\"hex\",\"payload\":\"";
-constexpr std::string_view kJsonNone = ",\"payload_encoding\":\"none\",\"payload\":null}\n";
-constexpr std::string_view kJsonTail = "\"}\n";
-constexpr size_t kDigits = 20;  // of a uint64_t
+// The JSON line of a record (record_json.h), as record_json_value_line()
+// would give it.
+using namespace record_json;
 
 char* put(char* o, std::string_view s) {
   std::memcpy(o, s.data(), s.size());
@@ -58,21 +53,21 @@ void render_json(uint64_t seq, std::string_view payload, PayloadEncoding enc, Ou
     out.append(record_json_value_line(seq, payload, enc));
     return;
   }
-  const std::string_view mid = enc == PayloadEncoding::base64 ? kJsonBase64 : kJsonHex;
-  const size_t most = kJsonHead.size() + kJsonLength.size() + 2 * kDigits +
-                      std::max(mid.size() + kJsonTail.size(), kJsonNone.size()) +
+  const std::string_view mid = enc == PayloadEncoding::base64 ? kBase64 : kHex;
+  const size_t most = kHead.size() + kLength.size() + 2 * kDigits +
+                      std::max(mid.size() + kTail.size(), kNone.size()) +
                       encoded_size(enc, payload.size());
   char* start = out.reserve(most);
-  char* o = put(start, kJsonHead);
+  char* o = put(start, kHead);
   o = put_u64(o, seq);
-  o = put(o, kJsonLength);
+  o = put(o, kLength);
   o = put_u64(o, payload.size());
   if (enc == PayloadEncoding::none) {
-    o = put(o, kJsonNone);
+    o = put(o, kNone);
   } else {
     o = put(o, mid);
     o = put_encoded(o, enc, payload);
-    o = put(o, kJsonTail);
+    o = put(o, kTail);
   }
   out.commit(size_t(o - start));
 }
