@@ -30,7 +30,9 @@ std::optional<std::string> parsed_ndjson_payload(std::string_view line, PayloadE
                                                  const std::string& input, uint64_t line_no,
                                                  uint64_t offset);
 
-// Strict decoders: nullopt for anything but canonical input.
+// Decoders: nullopt for a character outside the alphabet, a wrong length,
+// or base64 padding anywhere but at the end (the unused bits of the digit
+// before it are not checked).
 std::optional<std::string> unbase64(std::string_view s);
 std::optional<std::string> unhex(std::string_view s);
 

@@ -79,7 +79,8 @@ Result<size_t> LogImpl::append_batches(const BatchRef* batches, size_t count) {
     scratch += (b.n + 2) * kFrameHeaderSize + size->copied;
   }
   if (sizes_.empty()) return invalid;
-  // Grown, never shrunk: resize() would zero what a smaller call gave back.
+  // Grown, never shrunk: growing again after a smaller call's resize()
+  // zeroed those bytes once more (48 MB of memset for 100 MB of lines).
   if (scratch_.size() < scratch) scratch_.resize(scratch);
   iov_.clear();
   FrameCursor cur{scratch_.data(), scratch_.data()};
